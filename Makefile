@@ -1,0 +1,89 @@
+# outl capture path for Linux. `make` builds release binaries; `make check` runs every test.
+# Install follows the usual conventions: PREFIX, DESTDIR, install -D; it never calls systemctl.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share
+CATALOGDIR ?= $(PREFIX)/lib/systemd/catalog
+SYSTEMD_USER_UNIT_DIR ?= $(shell pkg-config --variable=systemduserunitdir systemd 2>/dev/null || echo $(PREFIX)/lib/systemd/user)
+SWIFT ?= swift
+SWIFTFLAGS ?=
+RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
+DEBUG_BIN = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
+PROGRAMS = outl-capture outld outl
+MAN1 = man/outld.1 man/outl-capture.1
+MAN5 = man/outl-inbox.5
+UNITS = outld.service outld-drain.service outld-drain.path
+
+.PHONY: all release debug check test lint-man integration bench torture install install-user \
+        enable-user uninstall deps clean
+
+all: release
+
+release:
+	$(SWIFT) build -c release $(SWIFTFLAGS)
+
+debug:
+	$(SWIFT) build $(SWIFTFLAGS)
+
+# The whole suite: unit and process tests, man page lint, then the integration scripts.
+check: debug lint-man
+	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	OUTL_BIN_DIR=$(DEBUG_BIN) $(SWIFT) test --skip-build $(SWIFTFLAGS)
+	$(MAKE) integration
+
+test: check
+
+lint-man:
+	@command -v mandoc >/dev/null || { echo "mandoc is missing: run 'make deps'" >&2; exit 1; }
+	mandoc -T lint -W warning $(wildcard man/*.1 man/*.5)
+
+# Scripts that drive the real binaries (and real systemd/journald where the host allows).
+integration: debug
+	@set -e; for t in $(sort $(wildcard Tests/integration/*.sh)); do \
+	  echo "== $$t"; OUTL_BIN_DIR=$(DEBUG_BIN) bash $$t; done
+
+bench: release
+	OUTL_BIN_DIR=$(RELEASE_BIN) bash bench/run.sh
+
+torture: debug
+	OUTL_BIN_DIR=$(DEBUG_BIN) OUTL_TORTURE=long bash Tests/integration/torture.sh
+
+install: release
+	@set -e; for p in $(PROGRAMS); do install -Dm755 $(RELEASE_BIN)/$$p $(DESTDIR)$(BINDIR)/$$p; done
+	@set -e; for m in $(MAN1); do install -Dm644 $$m $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
+	@set -e; for m in $(MAN5); do install -Dm644 $$m $(DESTDIR)$(MANDIR)/man5/$$(basename $$m); done
+	@set -e; for u in $(UNITS); do \
+	  sed 's|@bindir@|$(BINDIR)|g' systemd/$$u.in > systemd/$$u.tmp && \
+	  install -Dm644 systemd/$$u.tmp $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/$$u && rm -f systemd/$$u.tmp; done
+	install -Dm644 systemd/outld.catalog $(DESTDIR)$(CATALOGDIR)/outld.catalog
+	sed 's|@bindir@|$(BINDIR)|g' share/outl-capture.desktop.in > share/outl-capture.desktop.tmp
+	install -Dm644 share/outl-capture.desktop.tmp $(DESTDIR)$(DATADIR)/applications/outl-capture.desktop
+	rm -f share/outl-capture.desktop.tmp
+
+# Per-user install under ~/.local, then start the daemon for this user.
+install-user:
+	$(MAKE) install PREFIX=$(HOME)/.local SYSTEMD_USER_UNIT_DIR=$(or $(XDG_CONFIG_HOME),$(HOME)/.config)/systemd/user \
+	  CATALOGDIR=$(HOME)/.local/lib/systemd/catalog
+	$(MAKE) enable-user
+
+enable-user:
+	systemctl --user daemon-reload
+	systemctl --user enable --now outld.service
+
+uninstall:
+	@for p in $(PROGRAMS); do rm -f $(DESTDIR)$(BINDIR)/$$p; done
+	@for m in $(MAN1); do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
+	@for m in $(MAN5); do rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename $$m); done
+	@for u in $(UNITS); do rm -f $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/$$u; done
+	rm -f $(DESTDIR)$(CATALOGDIR)/outld.catalog $(DESTDIR)$(DATADIR)/applications/outl-capture.desktop
+
+# Debian packages the build and the tests need; installs only what is missing.
+DEB_PACKAGES = libsystemd-dev liburing-dev pkg-config mandoc systemd
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; fi
+
+clean:
+	rm -rf .build bench/out

@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+// outl's capture path for Linux. The target graph is the architecture:
+//   CaptureFormat (the one owner of the inbox file format, Foundation-free)
+//   SystemCalls   (the one seam where code meets the kernel)
+//   CaptureInbox  (inbox locations, Maildir delivery, scanning) -> outl-capture (the tiny writer)
+//   Workspace     (op log, HLC, pages, Markdown projection, reconciler) -> outl (inspection CLI)
+//   Drain         (drain_capture_inbox: the only path from an inbox to the workspace)
+//   Daemon        (event loop, signals, systemd, journal) -> outld
+//   C shims       (CInotifyShim, CURingShim) and system libraries (CLibsystemd, CLiburing)
+import PackageDescription
+
+let package = Package(
+    name: "outl",
+    products: [
+        .executable(name: "outl-capture", targets: ["outl-capture"]),
+        .executable(name: "outld", targets: ["outld"]),
+        .executable(name: "outl", targets: ["outl"]),
+    ],
+    targets: [
+        // The format and the seam: no Foundation, so the writer stays tiny.
+        .target(name: "SystemCalls"),
+        .target(name: "CaptureFormat"),
+        .target(name: "CaptureInbox", dependencies: ["CaptureFormat", "SystemCalls"]),
+        .target(name: "CaptureCLI", dependencies: ["CaptureInbox", "CaptureFormat", "SystemCalls"]),
+        .executableTarget(
+            name: "outl-capture", dependencies: ["CaptureCLI"],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
+
+        // The workspace and its inspection CLI.
+        .target(name: "Workspace", dependencies: ["SystemCalls"]),
+        .executableTarget(name: "outl", dependencies: ["Workspace", "SystemCalls"]),
+
+        // C shims and system libraries.
+        .systemLibrary(name: "CLibsystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CLiburing", pkgConfig: "liburing", providers: [.apt(["liburing-dev"])]),
+        .target(name: "CInotifyShim"),
+        .target(name: "CURingShim", dependencies: ["CLiburing"]),
+        .target(name: "BatchIO", dependencies: ["CURingShim", "CLiburing", "SystemCalls"]),
+
+        // The drain and the daemon.
+        .target(name: "Drain", dependencies: ["Workspace", "CaptureInbox", "CaptureFormat", "SystemCalls", "BatchIO"]),
+        .target(name: "Daemon", dependencies: [
+            "Drain", "Workspace", "CaptureInbox", "SystemCalls", "BatchIO", "CInotifyShim", "CLibsystemd",
+        ]),
+        .executableTarget(name: "outld", dependencies: ["Daemon"]),
+
+        // Tests. TestSupport runs real processes on real temporary directories.
+        .target(name: "TestSupport", dependencies: ["SystemCalls"], path: "Tests/TestSupport"),
+        .testTarget(name: "CaptureFormatTests", dependencies: ["CaptureFormat", "TestSupport"]),
+        .testTarget(name: "CaptureWriterTests", dependencies: ["CaptureInbox", "CaptureCLI", "CaptureFormat", "SystemCalls", "TestSupport"]),
+        .testTarget(name: "WorkspaceTests", dependencies: ["Workspace", "SystemCalls", "TestSupport"]),
+        .testTarget(name: "DrainTests", dependencies: ["Drain", "Workspace", "CaptureInbox", "CaptureFormat", "SystemCalls", "BatchIO", "TestSupport"]),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CInotifyShim", "CaptureFormat", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,1 @@
+// BatchIO: placeholder until its issue lands.

@@ -1,0 +1,3 @@
+// CInotifyShim: placeholder until the daemon issue lands.
+#pragma once
+int CInotifyShim_placeholder(void);

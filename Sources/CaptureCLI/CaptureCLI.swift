@@ -1,0 +1,1 @@
+// CaptureCLI: placeholder until its issue lands.

@@ -1,0 +1,1 @@
+// CaptureFormat: placeholder until its issue lands.

@@ -1,0 +1,1 @@
+// CaptureInbox: placeholder until its issue lands.

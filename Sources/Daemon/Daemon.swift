@@ -1,0 +1,1 @@
+// Daemon: placeholder until its issue lands.

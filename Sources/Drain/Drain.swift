@@ -1,0 +1,1 @@
+// Drain: placeholder until its issue lands.

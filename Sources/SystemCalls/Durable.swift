@@ -1,0 +1,134 @@
+// Durable: the project's only recipes for making bytes and names survive a power cut.
+// A name is durable only after the directory holding it is fsync'd (ALICE, OSDI 2014); every
+// creator of a file in this project goes through `publish` or `syncDirectory` for that reason.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+public enum Durable {
+    /// fsync(2) on a directory, so the creates, renames and unlinks in it survive a power cut.
+    public static func syncDirectory(_ path: String) throws {
+        let fd = try Sys.open(path, O_RDONLY | O_DIRECTORY)
+        defer { Sys.close(fd) }
+        try Sys.fsync(fd)
+    }
+
+    /// Creates `path` as a directory with `mode` if it is missing (and its parents, with the same
+    /// mode), fsyncing each parent whose entry list changed. Existing directories are left as they
+    /// are; a non-directory in the way is ENOTDIR.
+    public static func makeDirectory(_ path: String, mode: mode_t) throws {
+        if let st = try? Sys.lstat(path) {
+            if (st.st_mode & S_IFMT) == S_IFDIR { return }
+            throw Errno.ENOTDIR
+        }
+        let parent = Path.parent(of: path)
+        if parent != path { try makeDirectory(parent, mode: mode) }
+        do {
+            try Sys.mkdir(path, mode)
+        } catch let e as Errno {
+            if e != .EEXIST { throw e }
+            return
+        }
+        // mkdir honours the umask; the inbox promises 0700 whatever the umask is.
+        try Sys.chmod(path, mode)
+        try syncDirectory(parent)
+    }
+
+    /// Writes `bytes` to a fresh temporary file `temp`, fsyncs it, renames it over `path` and
+    /// fsyncs the directories involved. On any failure the temp file is removed and the old
+    /// `path` (if any) is untouched. Returns only once the new content and name are durable.
+    public static func publish(_ bytes: [UInt8], to path: String, via temp: String,
+                               mode: mode_t = 0o600) throws {
+        let fd = try Sys.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode)
+        do {
+            try Sys.writeAll(fd, bytes)
+            try Sys.fsync(fd)
+        } catch {
+            Sys.close(fd)
+            try? Sys.unlink(temp)
+            throw error
+        }
+        Sys.close(fd)
+        do {
+            try Sys.rename(temp, path)
+        } catch {
+            try? Sys.unlink(temp)
+            throw error
+        }
+        // After the rename the file is in place; a failed directory fsync means we cannot
+        // promise it survives, so the caller hears the error (the file itself stays).
+        let dir = Path.parent(of: path)
+        try syncDirectory(dir)
+        let tempDir = Path.parent(of: temp)
+        if tempDir != dir { try syncDirectory(tempDir) }
+    }
+
+    /// Reads a whole regular file of at most `limit` bytes without following a final symlink
+    /// and without blocking on a FIFO. Returns nil (with the reason) for anything else.
+    public static func readRegularFile(_ path: String, limit: Int) throws -> [UInt8] {
+        let fd = try Sys.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        defer { Sys.close(fd) }
+        let st = try Sys.fstat(fd)
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw Errno(EINVAL) }
+        let expected = Int(st.st_size)
+        if expected > limit { throw Errno(EFBIG) }
+        var out = [UInt8](repeating: 0, count: expected + 1)
+        var got = 0
+        while true {
+            if got == out.count {
+                if out.count > limit { throw Errno(EFBIG) }  // the file grew while we read it
+                out.append(contentsOf: repeatElement(0, count: max(4096, out.count)))
+            }
+            let n = try out.withUnsafeMutableBytes { (b) throws -> Int in
+                try Sys.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[got...]))
+            }
+            if n == 0 { break }
+            got += n
+            if got > limit { throw Errno(EFBIG) }
+        }
+        out.removeSubrange(got...)
+        return out
+    }
+}
+
+/// Plain string path helpers, so Foundation-free modules need no URL.
+public enum Path {
+    public static func join(_ a: String, _ b: String) -> String {
+        if a.isEmpty { return b }
+        return a.hasSuffix("/") ? a + b : a + "/" + b
+    }
+
+    public static func parent(of path: String) -> String {
+        var p = Substring(path)
+        while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
+        guard let slash = p.lastIndex(of: "/") else { return "." }
+        if slash == p.startIndex { return "/" }
+        return String(p[..<slash])
+    }
+
+    public static func lastComponent(_ path: String) -> String {
+        var p = Substring(path)
+        while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
+        guard let slash = p.lastIndex(of: "/") else { return String(p) }
+        return String(p[p.index(after: slash)...])
+    }
+
+    /// $HOME, or the passwd entry's home when $HOME is unset.
+    public static func home() -> String {
+        if let h = getenv("HOME"), h.pointee != 0 { return String(cString: h) }
+        if let pw = getpwuid(getuid()), let d = pw.pointee.pw_dir { return String(cString: d) }
+        return "/"
+    }
+
+    /// Expands a leading "~/" the way a shell would, for paths read from config files.
+    public static func expandTilde(_ path: String) -> String {
+        if path == "~" { return home() }
+        if path.hasPrefix("~/") { return join(home(), String(path.dropFirst(2))) }
+        return path
+    }
+
+    public static func environment(_ name: String) -> String? {
+        guard let v = getenv(name), v.pointee != 0 else { return nil }
+        return String(cString: v)
+    }
+}

@@ -1,0 +1,275 @@
+// SystemCalls: the one place where the writer, the inbox, the op log and the drain meet the kernel.
+// Invariants: every file operation passes through `Sys.interposer` (fault injection, recording for
+// the power-loss model), and EINTR is retried here, in `retrying`, and nowhere else.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// `flock` names both a function and a struct in Glibc and Swift only sees the struct;
+/// bind the function by its C symbol (int flock(int, int)).
+@_silgen_name("flock") private func c_flock(_ fd: Int32, _ operation: Int32) -> Int32
+
+/// A failed system call: the errno value, printable as strerror(3) text.
+public struct Errno: Error, Equatable, Hashable, CustomStringConvertible {
+    public let code: Int32
+    public init(_ code: Int32) { self.code = code }
+    public var description: String { String(cString: strerror(code)) }
+
+    public static var current: Errno { Errno(errno) }
+    public static let EIO = Errno(Glibc.EIO)
+    public static let ENOSPC = Errno(Glibc.ENOSPC)
+    public static let EINTR = Errno(Glibc.EINTR)
+    public static let ENOENT = Errno(Glibc.ENOENT)
+    public static let EEXIST = Errno(Glibc.EEXIST)
+    public static let EMFILE = Errno(Glibc.EMFILE)
+    public static let ELOOP = Errno(Glibc.ELOOP)
+    public static let EAGAIN = Errno(Glibc.EAGAIN)
+    public static let EWOULDBLOCK = Errno(Glibc.EWOULDBLOCK)
+    public static let ENOTDIR = Errno(Glibc.ENOTDIR)
+
+    /// Errors that say "the machine is unwell right now", not "this file is bad": callers keep
+    /// the data and retry later instead of setting anything aside.
+    public var isTransient: Bool {
+        switch code {
+        case Glibc.EIO, Glibc.ENOSPC, Glibc.EMFILE, Glibc.ENFILE, Glibc.ENOMEM, Glibc.EDQUOT,
+             Glibc.EAGAIN, Glibc.EBUSY, Glibc.EROFS:
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+/// The operations the seam knows by name, so a test can say "fail the 3rd fsync".
+public enum SysOp: String, CaseIterable, Sendable {
+    case open, close, read, pread, write, pwrite, fsync, fdatasync, rename, unlink, mkdir, rmdir
+    case fstat, lstat, readdir, flock, ftruncate, lseek, chmod
+    /// Operations that the io_uring path submits in a batch; reported one by one.
+    case uringRead, uringWrite, uringFdatasync, uringUnlink
+}
+
+/// What a call is about, for the interposer: enough to fail it by kind or replay it in a model.
+public struct SysCall {
+    public var op: SysOp
+    public var path: String?
+    public var path2: String?
+    public var fd: Int32
+    public var flags: Int32
+    public var offset: Int64
+    /// The bytes of a write, valid only during the callback.
+    public var data: UnsafeRawBufferPointer?
+
+    public init(_ op: SysOp, path: String? = nil, path2: String? = nil, fd: Int32 = -1,
+                flags: Int32 = 0, offset: Int64 = -1, data: UnsafeRawBufferPointer? = nil) {
+        self.op = op; self.path = path; self.path2 = path2; self.fd = fd
+        self.flags = flags; self.offset = offset; self.data = data
+    }
+}
+
+/// What an interposer may do instead of letting a call through.
+public enum SysFault: Equatable, Sendable {
+    /// The call fails with this errno without reaching the kernel.
+    case fail(Errno)
+    /// A write reaches the kernel with only this many bytes (a short write).
+    case shortWrite(Int)
+}
+
+/// Tests install one of these to inject faults (`before`) or record what reached the kernel (`after`).
+public protocol SysInterposer: AnyObject {
+    func before(_ call: SysCall) -> SysFault?
+    /// `result` is the call's return value (an fd, a byte count, 0) or -errno.
+    func after(_ call: SysCall, result: Int)
+}
+
+public enum Sys {
+    /// The installed interposer; nil in production. Set it before the code under test runs.
+    nonisolated(unsafe) public static var interposer: SysInterposer?
+
+    // MARK: the hook, shared by every wrapper below and by the io_uring path
+
+    /// Asks the interposer about `call`; the io_uring path calls this for each op it submits.
+    @inline(__always)
+    public static func intercept(_ call: SysCall) -> SysFault? {
+        guard let i = interposer else { return nil }
+        return i.before(call)
+    }
+
+    @inline(__always)
+    public static func record(_ call: SysCall, _ result: Int) {
+        interposer?.after(call, result: result)
+    }
+
+    /// Runs `body` (a raw syscall returning -1 and setting errno on failure), retrying EINTR.
+    /// This is the only EINTR loop in the project.
+    @inline(__always)
+    static func retrying(_ call: SysCall, _ body: () -> Int) -> Result<Int, Errno> {
+        while true {
+            if let fault = intercept(call) {
+                switch fault {
+                case .fail(let e):
+                    if e == .EINTR { continue }  // an injected EINTR is retried like a real one
+                    record(call, -Int(e.code))
+                    return .failure(e)
+                case .shortWrite:
+                    break  // handled by the write wrappers, which know the length
+                }
+            }
+            let r = body()
+            if r == -1 {
+                let e = Errno.current
+                if e == .EINTR { continue }
+                record(call, -Int(e.code))
+                return .failure(e)
+            }
+            record(call, r)
+            return .success(r)
+        }
+    }
+
+    // MARK: files
+
+    public static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) throws -> Int32 {
+        let call = SysCall(.open, path: path, flags: flags | O_CLOEXEC)
+        return Int32(try retrying(call) { Int(Glibc.open(path, flags | O_CLOEXEC, mode)) }.get())
+    }
+
+    public static func close(_ fd: Int32) {
+        // close(2) must not be retried on EINTR (the fd is gone either way on Linux).
+        let call = SysCall(.close, fd: fd)
+        if case .fail(let e)? = intercept(call) { record(call, -Int(e.code)); return }
+        record(call, Int(Glibc.close(fd)))
+    }
+
+    /// One read(2); returns 0 at end of file.
+    public static func read(_ fd: Int32, into buf: UnsafeMutableRawBufferPointer) throws -> Int {
+        let call = SysCall(.read, fd: fd)
+        return try retrying(call) { Glibc.read(fd, buf.baseAddress, buf.count) }.get()
+    }
+
+    public static func pread(_ fd: Int32, into buf: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        let call = SysCall(.pread, fd: fd, offset: offset)
+        return try retrying(call) { Glibc.pread(fd, buf.baseAddress, buf.count, off_t(offset)) }.get()
+    }
+
+    /// One write(2); may be short. Most callers want `writeAll`.
+    public static func write(_ fd: Int32, _ buf: UnsafeRawBufferPointer) throws -> Int {
+        var call = SysCall(.write, fd: fd, data: buf)
+        var count = buf.count
+        if case .shortWrite(let n)? = intercept(call) { count = min(n, buf.count) }
+        call.data = UnsafeRawBufferPointer(rebasing: buf[0..<count])
+        let c = count
+        return try retrying(call) { Glibc.write(fd, buf.baseAddress, c) }.get()
+    }
+
+    /// Writes every byte, continuing after short writes.
+    public static func writeAll(_ fd: Int32, _ buf: UnsafeRawBufferPointer) throws {
+        var done = 0
+        while done < buf.count {
+            let n = try write(fd, UnsafeRawBufferPointer(rebasing: buf[done...]))
+            if n == 0 { throw Errno.EIO }  // a zero-length write for a non-empty buffer is a dead end
+            done += n
+        }
+    }
+
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { (b) in try writeAll(fd, b) }
+    }
+
+    public static func pwrite(_ fd: Int32, _ buf: UnsafeRawBufferPointer, at offset: Int64) throws -> Int {
+        var call = SysCall(.pwrite, fd: fd, offset: offset, data: buf)
+        var count = buf.count
+        if case .shortWrite(let n)? = intercept(call) { count = min(n, buf.count) }
+        call.data = UnsafeRawBufferPointer(rebasing: buf[0..<count])
+        let c = count
+        return try retrying(call) { Glibc.pwrite(fd, buf.baseAddress, c, off_t(offset)) }.get()
+    }
+
+    public static func fsync(_ fd: Int32) throws {
+        _ = try retrying(SysCall(.fsync, fd: fd)) { Int(Glibc.fsync(fd)) }.get()
+    }
+
+    public static func fdatasync(_ fd: Int32) throws {
+        _ = try retrying(SysCall(.fdatasync, fd: fd)) { Int(Glibc.fdatasync(fd)) }.get()
+    }
+
+    public static func ftruncate(_ fd: Int32, _ length: Int64) throws {
+        _ = try retrying(SysCall(.ftruncate, fd: fd, offset: length)) { Int(Glibc.ftruncate(fd, off_t(length))) }.get()
+    }
+
+    public static func lseek(_ fd: Int32, _ offset: Int64, _ whence: Int32) throws -> Int64 {
+        Int64(try retrying(SysCall(.lseek, fd: fd, flags: whence, offset: offset)) {
+            Int(Glibc.lseek(fd, off_t(offset), whence))
+        }.get())
+    }
+
+    public static func fstat(_ fd: Int32) throws -> stat {
+        var st = stat()
+        _ = try retrying(SysCall(.fstat, fd: fd)) { Int(Glibc.fstat(fd, &st)) }.get()
+        return st
+    }
+
+    /// lstat(2): never follows a final symlink.
+    public static func lstat(_ path: String) throws -> stat {
+        var st = stat()
+        _ = try retrying(SysCall(.lstat, path: path)) { Int(Glibc.lstat(path, &st)) }.get()
+        return st
+    }
+
+    public static func flock(_ fd: Int32, _ operation: Int32) throws {
+        _ = try retrying(SysCall(.flock, fd: fd, flags: operation)) { Int(c_flock(fd, operation)) }.get()
+    }
+
+    public static func fchmod(_ fd: Int32, _ mode: mode_t) throws {
+        _ = try retrying(SysCall(.chmod, fd: fd, flags: Int32(mode))) { Int(Glibc.fchmod(fd, mode)) }.get()
+    }
+
+    public static func chmod(_ path: String, _ mode: mode_t) throws {
+        _ = try retrying(SysCall(.chmod, path: path, flags: Int32(mode))) { Int(Glibc.chmod(path, mode)) }.get()
+    }
+
+    // MARK: names
+
+    public static func rename(_ from: String, _ to: String) throws {
+        _ = try retrying(SysCall(.rename, path: from, path2: to)) { Int(Glibc.rename(from, to)) }.get()
+    }
+
+    public static func unlink(_ path: String) throws {
+        _ = try retrying(SysCall(.unlink, path: path)) { Int(Glibc.unlink(path)) }.get()
+    }
+
+    public static func mkdir(_ path: String, _ mode: mode_t) throws {
+        _ = try retrying(SysCall(.mkdir, path: path, flags: Int32(mode))) { Int(Glibc.mkdir(path, mode)) }.get()
+    }
+
+    public static func rmdir(_ path: String) throws {
+        _ = try retrying(SysCall(.rmdir, path: path)) { Int(Glibc.rmdir(path)) }.get()
+    }
+
+    /// The names in a directory, without "." and "..", in no particular order.
+    public static func readDirectory(_ path: String) throws -> [String] {
+        let call = SysCall(.readdir, path: path)
+        if case .fail(let e)? = intercept(call) { record(call, -Int(e.code)); throw e }
+        guard let dir = opendir(path) else {
+            let e = Errno.current
+            record(call, -Int(e.code))
+            throw e
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let ent = readdir(dir) else {
+                if errno != 0 { let e = Errno.current; record(call, -Int(e.code)); throw e }
+                break
+            }
+            let name = withUnsafePointer(to: ent.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        record(call, names.count)
+        return names
+    }
+}

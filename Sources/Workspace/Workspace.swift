@@ -1,0 +1,1 @@
+// Workspace: placeholder until its issue lands.

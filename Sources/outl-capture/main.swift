@@ -1,0 +1,1 @@
+print("outl-capture: not built yet")

@@ -1,0 +1,1 @@
+print("outl: not built yet")

@@ -1,0 +1,1 @@
+print("outld: not built yet")

@@ -1,0 +1,99 @@
+// TestSupport: real temporary directories and real child processes for the test suites.
+// Invariant: nothing here fakes the system; tests assert on files the code under test wrote.
+import Foundation
+import SystemCalls
+
+/// A fresh directory under $TMPDIR, removed when the value is released unless OUTL_KEEP_TMP is set.
+public final class TempDir: @unchecked Sendable {
+    public let path: String
+    public init(_ label: String = "outl") {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+        var template = Array("\(base)/\(label).XXXXXX".utf8CString)
+        let p = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(p != nil, "mkdtemp failed: \(String(cString: strerror(errno)))")
+        path = String(cString: p!)
+    }
+    deinit {
+        if ProcessInfo.processInfo.environment["OUTL_KEEP_TMP"] == nil {
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+    public func sub(_ name: String) -> String { Path.join(path, name) }
+}
+
+/// Where the built executables are: $OUTL_BIN_DIR (set by the Makefile), else .build/debug
+/// next to this source tree.
+public func binPath(_ name: String) -> String {
+    if let dir = ProcessInfo.processInfo.environment["OUTL_BIN_DIR"], !dir.isEmpty {
+        return Path.join(dir, name)
+    }
+    var root = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { root.deleteLastPathComponent() }
+    return root.appendingPathComponent(".build/debug/\(name)").path
+}
+
+public struct ProcessResult: Sendable {
+    public var status: Int32
+    public var signaled: Bool
+    public var stdout: String
+    public var stderr: String
+    public var stdoutBytes: [UInt8]
+}
+
+/// Runs a program to completion with the given arguments, environment additions and stdin.
+/// The child's environment is the test's, minus OUTL_* variables, plus `env`.
+@discardableResult
+public func run(_ executable: String, _ arguments: [String], env: [String: String] = [:],
+                stdin: [UInt8]? = nil, cwd: String? = nil) throws -> ProcessResult {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: executable)
+    p.arguments = arguments
+    var e = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("OUTL_") || $0.key == "OUTL_BIN_DIR" }
+    for (k, v) in env { e[k] = v }
+    p.environment = e
+    if let cwd { p.currentDirectoryURL = URL(fileURLWithPath: cwd) }
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    let inPipe = Pipe()
+    p.standardInput = stdin == nil ? FileHandle.nullDevice : inPipe
+    try p.run()
+    if let stdin {
+        let h = inPipe.fileHandleForWriting
+        DispatchQueue.global().async {
+            h.write(Data(stdin))
+            try? h.close()
+        }
+    }
+    // Read both pipes concurrently so a chatty child cannot block on a full pipe.
+    var errData = Data()
+    let group = DispatchGroup()
+    group.enter()
+    DispatchQueue.global().async {
+        errData = err.fileHandleForReading.readDataToEndOfFile()
+        group.leave()
+    }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    group.wait()
+    p.waitUntilExit()
+    return ProcessResult(
+        status: p.terminationStatus,
+        signaled: p.terminationReason == .uncaughtSignal,
+        stdout: String(decoding: outData, as: UTF8.self),
+        stderr: String(decoding: errData, as: UTF8.self),
+        stdoutBytes: [UInt8](outData))
+}
+
+/// Files in a directory (names only), sorted; empty if it does not exist.
+public func listDir(_ path: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+}
+
+public func readText(_ path: String) -> String? {
+    guard let d = FileManager.default.contents(atPath: path) else { return nil }
+    return String(decoding: d, as: UTF8.self)
+}
+
+public func writeText(_ path: String, _ text: String) throws {
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+}
