@@ -1,1 +1,0 @@
-// Drain: placeholder until its issue lands.

@@ -1,0 +1,51 @@
+// DrainEvents: what one drain pass did, reported per capture to an observer (the daemon's journal
+// log, or a test) and in total as a `DrainReport`. No I/O here.
+
+/// Receives one call per capture the drain settled, in the order they were settled.
+public protocol DrainObserver: AnyObject {
+    /// A capture's op is durable and its file is gone. `duplicate` means the block already existed
+    /// (a replay after a crash, or a synced copy another device drained first).
+    func drained(_ capture: DrainedCapture)
+    /// A file was set aside in rejected/ with this one-line reason.
+    func rejected(inbox: String, name: String, reason: String)
+    /// Something worth a warning that did not stop the capture (e.g. unparsable captured_at).
+    func warning(inbox: String, name: String, message: String)
+}
+
+public struct DrainedCapture: Sendable {
+    public var inbox: String
+    public var captureID: String      // the ULID, as in the file name
+    public var blockID: String        // its UUID spelling
+    public var day: String            // YYYY-MM-DD
+    public var source: String
+    public var duplicate: Bool
+    /// From the capture's ULID time to the moment its op was durable, in microseconds.
+    public var latencyUsec: UInt64
+}
+
+public struct DrainReport: Sendable, Equatable {
+    public var drained = 0
+    public var duplicates = 0
+    public var rejected = 0
+    /// Files left in the inbox because of a transient error (EIO, ENOSPC, EMFILE, …): retry later.
+    public var deferred = 0
+    /// The transient error that stopped the pass early, if any.
+    public var transientError: String?
+    public init() {}
+
+    public static func += (a: inout DrainReport, b: DrainReport) {
+        a.drained += b.drained
+        a.duplicates += b.duplicates
+        a.rejected += b.rejected
+        a.deferred += b.deferred
+        a.transientError = b.transientError ?? a.transientError
+    }
+}
+
+/// An observer that forgets everything; for callers that only want the report.
+public final class SilentDrainObserver: DrainObserver {
+    public init() {}
+    public func drained(_ capture: DrainedCapture) {}
+    public func rejected(inbox: String, name: String, reason: String) {}
+    public func warning(inbox: String, name: String, message: String) {}
+}
