@@ -1,0 +1,95 @@
+// DaemonOptions: outld's command line, parsed by hand (no outside packages). Usage errors are one
+// line and exit 64; `--help` text lives here so it cannot drift from what is parsed.
+
+public struct DaemonOptions: Equatable {
+    public enum LogMode: String { case auto, journal, stderr }
+    public enum IOMode: String { case auto, uring, plain }
+    public var workspace: String?
+    public var inboxes: [String] = []
+    public var once = false
+    public var timeoutSeconds: Double = 30
+    public var log: LogMode = .auto
+    public var io: IOMode = .auto
+    public var showHelp = false
+    public var showVersion = false
+    public init() {}
+}
+
+public struct UsageError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+public let outldVersion = "0.1.0"
+
+public let outldUsage = """
+usage: outld [--workspace DIR] [--inbox DIR]... [--log auto|journal|stderr] [--io auto|uring|plain]
+       outld --once [--workspace DIR] [--inbox DIR]... [--timeout SECONDS]
+       outld --version | --help
+
+Keeps the outl workspace booted and drains captures from its inboxes into the journal of the day
+each was made. Runs in the foreground until SIGTERM; `--once` drains what is waiting now (asking a
+running outld to do it if one owns the workspace) and exits.
+
+  --workspace DIR   the workspace (default: $OUTL_WORKSPACE, else `workspace =` in
+                    ~/.config/outl/outld.conf, else ~/outl)
+  --inbox DIR       drain this inbox too (repeatable; also `inbox =` lines in outld.conf and
+                    $OUTL_CAPTURE_INBOX); <workspace>/.outl/captures is always drained
+  --once            drain once and exit: 0 when nothing is left waiting, 75 on timeout
+  --timeout S       with --once: how long to wait for a running outld (default 30)
+  --log MODE        auto (journal under systemd, else stderr), journal, or stderr
+  --io MODE         auto (io_uring when the kernel allows, else plain syscalls), uring, plain
+  --version, --help
+
+Signals: SIGTERM/SIGINT finish the batch and exit 0; SIGHUP rescans; SIGUSR1 drains now.
+Exit status: 0 ok, 64 usage, 69 workspace unusable, 75 workspace locked or --once timed out.
+See outld(1), outl-inbox(5).
+"""
+
+extension DaemonOptions {
+    public static func parse(_ args: [String]) throws -> DaemonOptions {
+        var o = DaemonOptions()
+        var i = 0
+        func value(_ flag: String) throws -> String {
+            i += 1
+            guard i < args.count, !args[i].isEmpty else { throw UsageError(description: "\(flag) needs a value") }
+            return args[i]
+        }
+        while i < args.count {
+            var arg = args[i]
+            var inline: String? = nil
+            if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
+                inline = String(arg[arg.index(after: eq)...])
+                arg = String(arg[..<eq])
+            }
+            func v(_ flag: String) throws -> String {
+                if let inline { guard !inline.isEmpty else { throw UsageError(description: "\(flag) needs a value") }; return inline }
+                return try value(flag)
+            }
+            switch arg {
+            case "--workspace": o.workspace = try v(arg)
+            case "--inbox": o.inboxes.append(try v(arg))
+            case "--once": o.once = true
+            case "--timeout":
+                let s = try v(arg)
+                guard let t = Double(s), t >= 0, t.isFinite else {
+                    throw UsageError(description: "--timeout takes a number of seconds, not '\(s)'")
+                }
+                o.timeoutSeconds = t
+            case "--log":
+                let s = try v(arg)
+                guard let m = LogMode(rawValue: s) else { throw UsageError(description: "--log takes auto, journal or stderr, not '\(s)'") }
+                o.log = m
+            case "--io":
+                let s = try v(arg)
+                guard let m = IOMode(rawValue: s) else { throw UsageError(description: "--io takes auto, uring or plain, not '\(s)'") }
+                o.io = m
+            case "-h", "--help": o.showHelp = true
+            case "-V", "--version": o.showVersion = true
+            default:
+                throw UsageError(description: arg.hasPrefix("-") ? "unknown option \(arg)" : "unexpected argument '\(arg)'")
+            }
+            i += 1
+        }
+        return o
+    }
+}

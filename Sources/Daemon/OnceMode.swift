@@ -1,0 +1,97 @@
+// OnceMode: `outld --once` for scripts and the outld-drain.path unit. Never a second write actor:
+// when a running outld owns the workspace it is asked to drain (SIGUSR1) and we wait for the files
+// that were waiting to leave the inbox; otherwise we take the lock, drain, and exit.
+#if canImport(Glibc)
+import Glibc
+#endif
+import BatchIO
+import CaptureFormat
+import CaptureInbox
+import Drain
+import SystemCalls
+import Workspace
+
+public enum OnceMode {
+    /// Returns the exit status; prints a one-line summary on stdout.
+    public static func run(options: DaemonOptions, config: InboxConfig, log: JournalLog) async -> Int32 {
+        let root = config.workspaceRoot
+        let deadline = monotonicNanoseconds() + UInt64(options.timeoutSeconds * 1e9)
+        while true {
+            if let owner = WorkspaceLock.owner(root: root, stateDirectory: nil) {
+                switch askOwner(owner, config: config, deadline: deadline) {
+                case .done(let summary):
+                    print(summary)
+                    return 0
+                case .timedOut(let left):
+                    print("timed out after \(formatSeconds(options.timeoutSeconds)): \(left) capture(s) still waiting; outld (pid \(owner)) owns \(root)")
+                    return 75
+                case .ownerGone:
+                    continue  // it exited between the check and the signal: drain ourselves
+                }
+            }
+            let io = BatchIO.make(forcePlain: options.io == .plain)
+            var wopts = WorkspaceOptions(root: root)
+            wopts.appender = io.appender
+            let workspace: Workspace
+            do {
+                workspace = try Workspace(options: wopts)
+            } catch WorkspaceError.locked {
+                if monotonicNanoseconds() >= deadline {
+                    print("timed out after \(formatSeconds(options.timeoutSeconds)): the workspace \(root) stayed locked")
+                    return 75
+                }
+                continue  // an outld started meanwhile: ask it instead
+            } catch {
+                log.error("cannot open the workspace \(root): \(error)")
+                return 69
+            }
+            let observer = DrainLog(log)
+            for inbox in config.drainedInboxes where (try? Sys.lstat(inbox)) == nil {
+                try? Inbox.ensure(inbox)
+            }
+            sweep_stale_temps(config.drainedInboxes)
+            do { try await workspace.reconcileAll() } catch { log.warning("reconcile: \(error)") }
+            let report = await drain_capture_inbox(config.drainedInboxes, into: workspace, io: io, observer: observer)
+            await workspace.close()
+            var line = "drained \(report.drained), rejected \(report.rejected)"
+            if report.duplicates > 0 { line += ", \(report.duplicates) already present" }
+            if report.deferred > 0 { line += ", \(report.deferred) left waiting (\(report.transientError ?? "transient error"))" }
+            print(line)
+            return report.deferred == 0 && report.transientError == nil ? 0 : 75
+        }
+    }
+
+    enum Asked { case done(String), timedOut(Int), ownerGone }
+
+    /// Snapshots what is waiting, watches the inboxes, signals the owner, and waits until every
+    /// snapshotted file has left its inbox (drained or set aside). Watch first, then check, so a
+    /// removal between the two is not missed.
+    static func askOwner(_ pid: Int32, config: InboxConfig, deadline: UInt64) -> Asked {
+        var waiting: [(inbox: String, name: String)] = []
+        for inbox in config.drainedInboxes {
+            for name in (try? Inbox.pending(inbox)) ?? [] { waiting.append((inbox, name)) }
+        }
+        guard let watcher = try? InotifyWatcher() else { return .timedOut(waiting.count) }
+        for inbox in config.drainedInboxes { try? watcher.watchInbox(inbox) }
+        if kill(pid, SIGUSR1) != 0 { return errno == ESRCH ? .ownerGone : .timedOut(waiting.count) }
+        let total = waiting.count
+        while true {
+            waiting.removeAll { (try? Sys.lstat(Path.join($0.inbox, $0.name))) == nil }
+            if waiting.isEmpty {
+                return .done("drained by outld (pid \(pid)): \(total) capture(s) were waiting, none left")
+            }
+            if kill(pid, 0) != 0 && errno == ESRCH { return .ownerGone }
+            let now = monotonicNanoseconds()
+            if now >= deadline { return .timedOut(waiting.count) }
+            // Wake on the inbox changing, or at least every second to notice a dead owner.
+            var p = pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0)
+            let ms = Int32(min((deadline - now) / 1_000_000 + 1, 1000))
+            _ = poll(&p, 1, ms)
+            _ = try? watcher.readEvents()
+        }
+    }
+
+    static func formatSeconds(_ s: Double) -> String {
+        s == s.rounded() ? "\(Int(s)) s" : "\(s) s"
+    }
+}

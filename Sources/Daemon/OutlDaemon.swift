@@ -1,0 +1,258 @@
+// OutlDaemon: outld's foreground service. Start in order (log, signals, workspace + lock, watches,
+// first drain, READY=1), loop on inotify/signalfd with no polling, stop in reverse on SIGTERM.
+// Invariant: watches are added before every scan, so a file landing in between is never missed;
+// the watchdog is pinged from this loop, so a stuck drain stops the pings and systemd restarts us.
+#if canImport(Glibc)
+import Glibc
+#endif
+import BatchIO
+import CaptureInbox
+import Drain
+import SystemCalls
+import Workspace
+
+public final class OutlDaemon {
+    let options: DaemonOptions
+    let config: InboxConfig
+    let log: JournalLog
+    let signals: SignalSource
+    let drainLog: DrainLog
+    var io: BatchIO
+    var workspace: Workspace!
+    var watcher: InotifyWatcher!
+    var backoff = Backoff()
+    var retryAt: UInt64? = nil          // monotonic ns of the next retry after a transient error
+    var watchdogEvery: UInt64? = nil    // ns between WATCHDOG=1 pings (half of WatchdogSec)
+    var lastPing: UInt64 = 0
+    var lastError: String? = nil
+
+    /// The settle window: after the first inotify event, wait until the inbox has been quiet this
+    /// long (capped at `settleCap`) so a burst becomes one batch with one fdatasync.
+    static let settleQuietMs: Int32 = 1
+    static let settleCap: UInt64 = 5_000_000
+
+    public init(options: DaemonOptions, config: InboxConfig, log: JournalLog, signals: SignalSource) {
+        self.options = options
+        self.config = config
+        self.log = log
+        self.signals = signals
+        self.drainLog = DrainLog(log)
+        self.io = BatchIO.make(forcePlain: options.io == .plain)
+    }
+
+    /// Runs until SIGTERM/SIGINT; returns the exit status.
+    public func run() async -> Int32 {
+        let root = config.workspaceRoot
+        if options.io == .uring && io.backend != .uring {
+            log.error("io_uring was asked for (--io uring) but the kernel refused it")
+            return 69
+        }
+        // 1. The workspace and the device's write lock.
+        var wopts = WorkspaceOptions(root: root)
+        wopts.appender = io.appender
+        var lastExtend: UInt64 = 0
+        wopts.bootProgress = { read, total in
+            // A large workspace may take longer than TimeoutStartSec: ask for more, each second.
+            let now = monotonicNanoseconds()
+            if now - lastExtend > 1_000_000_000 {
+                lastExtend = now
+                ServiceNotifier.extendTimeout(usec: 5_000_000)
+                ServiceNotifier.status("booting; \(read / 1_000_000) of \(total / 1_000_000) MB of op log read")
+            }
+        }
+        do {
+            workspace = try Workspace(options: wopts)
+        } catch let WorkspaceError.locked(pid) {
+            let who = pid.map { "outld (pid \($0))" } ?? "another process"
+            log.error("workspace \(root) is already served by \(who); not starting a second write actor")
+            return 75
+        } catch {
+            log.error("cannot open the workspace \(root): \(error)")
+            return 69
+        }
+
+        // 2. Watches before the first scan.
+        do {
+            watcher = try InotifyWatcher()
+            for inbox in config.drainedInboxes { try prepareInbox(inbox) }
+            for dir in ["journals", "pages"] {
+                let path = Path.join(root, dir)
+                try Durable.makeDirectory(path, mode: 0o755)
+                try watcher.watchPages(path)
+            }
+        } catch {
+            log.error("cannot watch the inboxes of \(root): \(error)")
+            await workspace.close()
+            return 69
+        }
+        sweep_stale_temps(config.drainedInboxes)
+
+        // 3. Hand edits made while we were down, then the first full drain.
+        do { try await workspace.reconcileAll() } catch { log.warning("reconcile at boot: \(error)") }
+        await drainNow()
+        if let us = ServiceNotifier.watchdogInterval() { watchdogEvery = us * 1000 / 2 }
+        ServiceNotifier.ready()
+        log.info("outld ready: workspace \(root), \(config.drainedInboxes.count) inbox(es), io \(io.backend)",
+                 fields: ["OUTL_WORKSPACE": root])
+        publishStatus()
+
+        // 4. The loop.
+        let status = await loop()
+
+        // 5. Stop in reverse.
+        ServiceNotifier.stopping()
+        log.info("outld stopping: \(drainLog.drained) drained, \(drainLog.rejected) rejected")
+        await workspace.close()
+        return status
+    }
+
+    /// Creates an inbox if it is missing (a writer may not have run yet) and watches it.
+    func prepareInbox(_ inbox: String) throws {
+        try Inbox.ensure(inbox)
+        try watcher.watchInbox(inbox)
+    }
+
+    private func loop() async -> Int32 {
+        var fds = [pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: signals.fd, events: Int16(POLLIN), revents: 0)]
+        while true {
+            pingWatchdog()
+            let timeout = pollTimeoutMs()
+            fds[0].revents = 0
+            fds[1].revents = 0
+            let n = poll(&fds, 2, timeout)
+            if n < 0 && errno != EINTR {
+                log.error("poll failed: \(Errno.current)")
+                return 70
+            }
+            var wantDrain = false
+            var wantRescan = false
+            for s in signals.read() {
+                switch s.signo {
+                case SIGTERM, SIGINT:
+                    log.info("received \(s.signo == SIGTERM ? "SIGTERM" : "SIGINT") from pid \(s.pid): stopping")
+                    return 0
+                case SIGHUP:
+                    wantRescan = true
+                case SIGUSR1:
+                    wantDrain = true
+                    backoff.succeeded()  // an explicit request retries now, not after the backoff
+                    retryAt = nil
+                default:
+                    break
+                }
+            }
+            if fds[0].revents != 0 {
+                let (drain, rescan) = await handleWatchEvents(settle: true)
+                wantDrain = wantDrain || drain
+                wantRescan = wantRescan || rescan
+            }
+            if let r = retryAt, monotonicNanoseconds() >= r { wantDrain = true }
+            if wantRescan {
+                log.info("rescanning (SIGHUP or inotify overflow)")
+                for inbox in config.drainedInboxes { try? prepareInbox(inbox) }
+                sweep_stale_temps(config.drainedInboxes)
+                do { try await workspace.reconcileAll() } catch { log.warning("reconcile: \(error)") }
+                wantDrain = true
+            }
+            if wantDrain && (retryAt == nil || monotonicNanoseconds() >= retryAt!) {
+                await drainNow()
+            }
+        }
+    }
+
+    /// Reads pending inotify events (waiting out a short settle window for bursts).
+    /// Returns whether a drain and/or a full rescan is due.
+    private func handleWatchEvents(settle: Bool) async -> (Bool, Bool) {
+        var drain = false, rescan = false
+        let start = monotonicNanoseconds()
+        var changedPages = Set<String>()
+        while true {
+            let events: [WatchEvent]
+            do { events = try watcher.readEvents() } catch {
+                log.warning("reading inotify events: \(error)")
+                return (true, true)
+            }
+            for e in events {
+                switch e {
+                case .captureArrived: drain = true
+                case .overflow: rescan = true
+                case .inboxGone(let dir):
+                    log.warning("inbox \(dir) was removed; creating it again")
+                    do { try prepareInbox(dir) } catch { log.error("cannot re-create inbox \(dir): \(error)") }
+                    drain = true
+                case .pageChanged(let path): changedPages.insert(path)
+                case .fileRemoved: break
+                }
+            }
+            guard settle, drain, monotonicNanoseconds() - start < OutlDaemon.settleCap else { break }
+            var p = pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0)
+            if poll(&p, 1, OutlDaemon.settleQuietMs) <= 0 { break }
+        }
+        for path in changedPages.sorted() {
+            do { try await workspace.reconcile(path: path) } catch { log.warning("reconcile \(path): \(error)") }
+        }
+        if !changedPages.isEmpty {
+            do { _ = try await workspace.projectDirtyPages() } catch { log.warning("projection: \(error)") }
+        }
+        return (drain, rescan)
+    }
+
+    private func drainNow() async {
+        let report = await drain_capture_inbox(config.drainedInboxes, into: workspace, io: io, observer: drainLog)
+        if let err = report.transientError {
+            let wait = backoff.failed()
+            retryAt = monotonicNanoseconds() + wait
+            if err != lastError {
+                log.error("drain deferred \(report.deferred) capture(s): \(err); retrying in \(formatDuration(wait))")
+            }
+            lastError = err
+        } else {
+            if lastError != nil { log.info("drain recovered: the inbox drains again") }
+            backoff.succeeded()
+            retryAt = nil
+            lastError = nil
+        }
+        publishStatus()
+    }
+
+    private func publishStatus() {
+        let waiting = pending_count(config.drainedInboxes)
+        var s = retryAt == nil ? "idle" : "retrying in \(formatDuration(backoff.delay))"
+        s += "; \(drainLog.drained) drained, \(drainLog.rejected) rejected, "
+        s += waiting == 0 ? "inbox empty" : "\(waiting) waiting"
+        if let e = lastError { s += "; last error: \(e)" }
+        ServiceNotifier.status(s)
+    }
+
+    private func pingWatchdog() {
+        guard let every = watchdogEvery else { return }
+        let now = monotonicNanoseconds()
+        if now - lastPing >= every {
+            ServiceNotifier.watchdog()
+            lastPing = now
+        }
+    }
+
+    /// Sleep until the next thing we owe someone: a watchdog ping or a retry. -1 when idle
+    /// without a watchdog: no wake-ups at all.
+    private func pollTimeoutMs() -> Int32 {
+        let now = monotonicNanoseconds()
+        var deadline: UInt64? = nil
+        if let every = watchdogEvery { deadline = lastPing + every }
+        if let r = retryAt { deadline = min(deadline ?? r, r) }
+        guard let d = deadline else { return -1 }
+        if d <= now { return 0 }
+        return Int32(min((d - now + 999_999) / 1_000_000, UInt64(Int32.max)))
+    }
+}
+
+func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+func formatDuration(_ ns: UInt64) -> String {
+    ns >= 1_000_000_000 ? "\(ns / 1_000_000_000) s" : "\(ns / 1_000_000) ms"
+}
