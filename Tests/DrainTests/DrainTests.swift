@@ -1,0 +1,172 @@
+// DrainTests: drain_capture_inbox against a real workspace and real files: order, idempotence,
+// the capture's own day, partial files, every class of bad file, and two devices converging.
+import CaptureFormat
+import CaptureInbox
+import Drain
+import Foundation
+import SystemCalls
+import Testing
+import TestSupport
+import Workspace
+
+@Suite(.serialized) struct DrainTests {
+    @Test func drain_appends_in_capture_order() async throws {
+        let f = try DrainFixture()
+        let a = try f.drop("first line", at: "2026-12-02T09:00:00.000Z")
+        let b = try f.drop("second line", at: "2026-12-02T09:00:01.000Z")
+        let c = try f.drop("third line", at: "2026-12-02T09:00:02.000Z")
+        // mtimes out of order: the last capture looks oldest, the first newest.
+        for (id, secondsAgo) in [(a, 10.0), (b, 1000.0), (c, 100000.0)] {
+            let path = Path.join(f.inbox, CaptureName.fileName(for: id))
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -secondsAgo)], ofItemAtPath: path)
+        }
+        let ws = try f.open()
+        let report = await f.drain(ws)
+        await ws.close()
+        #expect(report.drained == 3)
+        let page = f.journal("2026-12-02")
+        let i1 = try #require(page.range(of: "first line")).lowerBound
+        let i2 = try #require(page.range(of: "second line")).lowerBound
+        let i3 = try #require(page.range(of: "third line")).lowerBound
+        #expect(i1 < i2 && i2 < i3)
+        #expect(f.pending().isEmpty)
+    }
+
+    @Test func drain_is_idempotent_after_a_crash() async throws {
+        let f = try DrainFixture()
+        let id = try f.drop("survives a crash", at: "2026-12-02T10:00:00Z")
+        let name = CaptureName.fileName(for: id)
+        let saved = try Data(contentsOf: URL(fileURLWithPath: Path.join(f.inbox, name)))
+        var ws = try f.open()
+        #expect(await f.drain(ws).drained == 1)
+        await ws.close()
+        // The crash: the op is durable but the file came back (the delete never reached disk).
+        try saved.write(to: URL(fileURLWithPath: Path.join(f.inbox, name)))
+        ws = try f.open()  // a fresh boot replays the op log
+        let again = await f.drain(ws)
+        await ws.close()
+        #expect(again.drained == 0)
+        #expect(again.duplicates == 1)
+        #expect(occurrences(of: "survives a crash", in: f.journal("2026-12-02")) == 1)
+        #expect(f.opLines(mentioning: id.uuidString).filter { $0.contains("survives a crash") }.count == 1)
+        #expect(f.pending().isEmpty)
+    }
+
+    @Test func capture_lands_in_the_day_it_was_made() async throws {
+        let f = try DrainFixture()
+        // 23:58 at UTC-10 is already the next day in UTC and in Tokyo: the offset decides.
+        try f.drop("late in Honolulu", at: "2026-12-01T23:58:07.120-10:00")
+        let ws = try f.open()
+        _ = await f.drain(ws)
+        await ws.close()
+        #expect(f.journal("2026-12-01").contains("late in Honolulu"))
+        #expect(!f.journal("2026-12-02").contains("late in Honolulu"))
+    }
+
+    @Test func capture_stamped_yesterday_creates_yesterdays_page() async throws {
+        let f = try DrainFixture()
+        let yesterday = Date(timeIntervalSinceNow: -86400)
+        let fmt = ISO8601DateFormatter()
+        fmt.formatOptions = [.withInternetDateTime]
+        fmt.timeZone = TimeZone(secondsFromGMT: 0)
+        let stamp = fmt.string(from: yesterday)
+        try f.drop("from yesterday", at: stamp)
+        let ws = try f.open()
+        _ = await f.drain(ws)
+        await ws.close()
+        #expect(f.journal(String(stamp.prefix(10))).contains("from yesterday"))
+    }
+
+    @Test func missing_captured_at_uses_the_ulid_time_with_a_warning() async throws {
+        let f = try DrainFixture()
+        try f.drop("no stamp", at: nil)
+        let ws = try f.open()
+        let obs = RecordingObserver()
+        _ = await f.drain(ws, observer: obs)
+        await ws.close()
+        #expect(f.journal(localToday()).contains("no stamp"))
+        #expect(obs.warnings.contains { $0.contains("captured_at") })
+    }
+
+    @Test func partial_file_is_ignored() async throws {
+        let f = try DrainFixture()
+        let tmpFile = Path.join(f.inbox, "tmp/\(ULIDGenerator().next().string).123.tmp")
+        try writeText(tmpFile, #"{"text":"half writ"#)
+        try writeText(Path.join(f.inbox, ".syncthing.foo.json.tmp"), #"{"text":"sync temp"}"#)
+        try writeText(Path.join(f.inbox, "notes.json~"), #"{"text":"backup"}"#)
+        let ws = try f.open()
+        let report = await f.drain(ws)
+        await ws.close()
+        #expect(report == DrainReport())
+        #expect(FileManager.default.fileExists(atPath: tmpFile))
+        #expect(FileManager.default.fileExists(atPath: Path.join(f.inbox, ".syncthing.foo.json.tmp")))
+        #expect(listDir(Path.join(f.inbox, "rejected")).isEmpty)
+    }
+
+    @Test func multi_line_text_stays_one_block_with_its_properties() async throws {
+        let f = try DrainFixture()
+        let id = try f.drop("line one\n- looks like a bullet\nid:: not-a-property", at: "2026-12-02T08:00:00+01:00", source: "hotkey")
+        let ws = try f.open()
+        let obs = RecordingObserver()
+        _ = await f.drain(ws, observer: obs)
+        await ws.close()
+        let page = f.journal("2026-12-02")
+        #expect(page.contains("line one"))
+        #expect(page.contains("2026-12-02T08:00:00+01:00"))
+        #expect(page.contains("hotkey"))
+        #expect(obs.drainedCaptures.map(\.blockID) == [id.uuidString])
+        #expect(obs.drainedCaptures.first?.source == "hotkey")
+        #expect(obs.drainedCaptures.first?.day == "2026-12-02")
+    }
+
+    @Test func one_capture_drained_by_two_devices_is_one_block() async throws {
+        let f = try DrainFixture()
+        let rootB = f.tmp.sub("wsB")
+        let inboxB = Path.join(rootB, ".outl/captures")
+        try Inbox.ensure(inboxB)
+        let id = try f.drop("synced to both", at: "2026-12-02T11:00:00Z")
+        let name = CaptureName.fileName(for: id)
+        try FileManager.default.copyItem(atPath: Path.join(f.inbox, name), toPath: Path.join(inboxB, name))
+        // Two devices: separate state dirs, so separate actors; each drains its own copy.
+        let a = try f.open()
+        let b = try f.open(root: rootB, state: f.tmp.sub("stateB"))
+        #expect(await f.drain(a).drained == 1)
+        #expect(await f.drain(b, inboxes: [inboxB]).drained == 1)
+        await a.close()
+        await b.close()
+        // The sync tool exchanges the op logs.
+        for (from, to) in [(f.root, rootB), (rootB, f.root)] {
+            for log in listDir(Path.join(from, ".outl/ops")) where log.hasPrefix("ops-") {
+                let dst = Path.join(to, ".outl/ops/\(log)")
+                if !FileManager.default.fileExists(atPath: dst) {
+                    try FileManager.default.copyItem(atPath: Path.join(from, ".outl/ops/\(log)"), toPath: dst)
+                }
+            }
+        }
+        for (root, state) in [(f.root, f.state), (rootB, f.tmp.sub("stateB"))] {
+            let ws = try f.open(root: root, state: state)
+            _ = try await ws.projectDirtyPages()
+            try await ws.reconcileAll()
+            _ = try await ws.projectDirtyPages()
+            await ws.close()
+            #expect(occurrences(of: "synced to both", in: f.journal("2026-12-02", root: root)) == 1)
+        }
+    }
+
+    @Test func captures_in_two_inboxes_merge_in_capture_order() async throws {
+        let f = try DrainFixture()
+        let local = f.tmp.sub("device-inbox")
+        try Inbox.ensure(local)
+        try f.drop("one", at: "2026-12-02T12:00:00Z")
+        try f.drop("two", at: "2026-12-02T12:00:00Z", into: local)
+        try f.drop("three", at: "2026-12-02T12:00:00Z")
+        let ws = try f.open()
+        let r = await f.drain(ws, inboxes: [f.inbox, local])
+        await ws.close()
+        #expect(r.drained == 3)
+        let page = f.journal("2026-12-02")
+        let order = ["one", "two", "three"].compactMap { page.range(of: "- \($0)")?.lowerBound ?? page.range(of: $0)?.lowerBound }
+        #expect(order.count == 3 && order == order.sorted())
+        #expect(listDir(local).filter { CaptureName.isFinal($0) }.isEmpty)
+    }
+}
