@@ -136,6 +136,7 @@ private func drainBatch(
 
     // 4. One durable append for the whole batch. Any failure keeps every file for a retry.
     guard !blocks.isEmpty || !copies.isEmpty else { return (report, stoppedAt) }
+    CrashPoint.hit(.beforeAppend)
     let outcomes: [AppendOutcome]
     do {
         outcomes = blocks.isEmpty ? [] : try await workspace.appendCaptures(blocks)
@@ -145,6 +146,7 @@ private func drainBatch(
         return (report, stoppedAt ?? entries.startIndex + entries.count)
     }
     let durableUsec = wallClockMicroseconds()
+    CrashPoint.hit(.afterAppend)
 
     // 5. Only now may the files go. A failed unlink leaves a file whose replay is a no-op.
     let paths = settled.map(\.entry.path) + copies.map(\.path)
@@ -164,6 +166,7 @@ private func drainBatch(
             latencyUsec: durableUsec > capturedUsec ? durableUsec - capturedUsec : 0))
     }
     report.duplicates += copies.count
+    CrashPoint.hit(.afterUnlink)
     return (report, stoppedAt)
 }
 
