@@ -1,5 +1,8 @@
 // DrainLog: forwards what the drain settled to the journal (or stderr) and keeps the running
 // totals that STATUS= and the --once summary report. One entry per capture, as SPEC 6.1 asks.
+#if canImport(Glibc)
+import Glibc
+#endif
 import Drain
 
 final class DrainLog: DrainObserver {
@@ -8,9 +11,32 @@ final class DrainLog: DrainObserver {
     private(set) var duplicates = 0
     private(set) var rejected = 0
 
-    init(_ log: JournalLog) { self.log = log }
+    /// `OUTL_BENCH_TRACE=FILE`: make bench reads "capture-id durable-us projected-us" lines here.
+    private let traceFD: Int32?
+    private var traced: [(String, UInt64)] = []
+
+    init(_ log: JournalLog) {
+        self.log = log
+        if let path = getenv("OUTL_BENCH_TRACE") {
+            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            traceFD = fd >= 0 ? fd : nil
+        } else {
+            traceFD = nil
+        }
+    }
+
+    /// Called after a pass returned (its pages projected): writes the trace lines of the pass.
+    func passFinished() {
+        guard let fd = traceFD, !traced.isEmpty else { return }
+        let projected = wallClockMicros()
+        var text = ""
+        for (id, durable) in traced { text += "\(id) \(durable) \(projected)\n" }
+        traced.removeAll()
+        _ = text.withCString { write(fd, $0, strlen($0)) }
+    }
 
     func drained(_ c: DrainedCapture) {
+        if traceFD != nil { traced.append((c.captureID, wallClockMicros())) }
         if c.duplicate { duplicates += 1 } else { drained += 1 }
         log.drained(captureID: c.captureID, blockID: c.blockID, day: c.day, source: c.source,
                     latencyUsec: c.latencyUsec, inbox: c.inbox, duplicate: c.duplicate)
@@ -27,4 +53,10 @@ final class DrainLog: DrainObserver {
         if name.count >= 26 { fields["OUTL_CAPTURE_ID"] = String(name.prefix(26)) }
         log.warning(name.isEmpty ? message : "\(name): \(message)", fields: fields)
     }
+}
+
+func wallClockMicros() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1000
 }

@@ -51,7 +51,9 @@ public enum OnceMode {
             }
             sweep_stale_temps(config.drainedInboxes)
             do { try await workspace.reconcileAll() } catch { log.warning("reconcile: \(error)") }
-            let report = await drain_capture_inbox(config.drainedInboxes, into: workspace, io: io, observer: observer)
+            let report = await drain_capture_inbox(config.drainedInboxes, into: workspace, io: io,
+                                                   observer: observer, options: .fromEnvironment())
+            observer.passFinished()
             await workspace.close()
             var line = "drained \(report.drained), rejected \(report.rejected)"
             if report.duplicates > 0 { line += ", \(report.duplicates) already present" }

@@ -25,6 +25,7 @@ public final class OutlDaemon {
     var watchdogEvery: UInt64? = nil    // ns between WATCHDOG=1 pings (half of WatchdogSec)
     var lastPing: UInt64 = 0
     var lastError: String? = nil
+    let drainOptions = DrainOptions.fromEnvironment()
 
     /// The settle window: after the first inotify event, wait until the inbox has been quiet this
     /// long (capped at `settleCap`) so a burst becomes one batch with one fdatasync.
@@ -199,7 +200,9 @@ public final class OutlDaemon {
     }
 
     private func drainNow() async {
-        let report = await drain_capture_inbox(config.drainedInboxes, into: workspace, io: io, observer: drainLog)
+        let report = await drain_capture_inbox(config.drainedInboxes, into: workspace, io: io,
+                                               observer: drainLog, options: drainOptions)
+        drainLog.passFinished()
         if let err = report.transientError {
             let wait = backoff.failed()
             retryAt = monotonicNanoseconds() + wait

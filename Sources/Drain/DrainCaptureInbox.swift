@@ -15,6 +15,13 @@ public struct DrainOptions: Sendable {
     /// Captures committed with one fdatasync at most; bounds memory in a burst of 100,000 files.
     public var batchLimit = 4096
     public init() {}
+
+    /// The defaults, with `OUTL_BATCH_LIMIT=N` honoured (1 turns group commit off, for make bench).
+    public static func fromEnvironment() -> DrainOptions {
+        var o = DrainOptions()
+        if let v = getenv("OUTL_BATCH_LIMIT"), let n = Int(String(cString: v)), n > 0 { o.batchLimit = n }
+        return o
+    }
 }
 
 /// One pending entry: a final-form name in one of the inboxes.

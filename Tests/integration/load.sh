@@ -34,7 +34,7 @@ with open(os.path.join(os.path.dirname(inbox), "..", "..", "overflow-ids"), "w")
         name = ulid(ms, n + 1)
         tmp = os.path.join(inbox, "tmp", name + ".tmp")
         with open(tmp, "w") as f:
-            json.dump({"text": f"overflow tok-7{n // 1000}-{n}-end", "source": "load"}, f)
+            json.dump({"text": f"overflow tok-7{n // 1000}-{n}-end", "source": "load", "captured_at": "2026-12-02T12:00:00Z"}, f)
         os.rename(tmp, os.path.join(inbox, name + ".json"))
         ids.write(f"{name} tok-7{n // 1000}-{n}-end\n")
 PY

@@ -1,0 +1,60 @@
+/* floor.c - the durable-write floor: the same syscalls outl uses, in C, timed per iteration.
+ * "append": write one op-sized line to an O_APPEND log and fdatasync it (the drain's commit).
+ * "publish": temp file, write, fsync, rename, fsync dir (the writer's and the projection's step).
+ * Prints p50 and p99 in microseconds for each, to sit beside outld's figures in one run. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static long long now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+static int cmp(const void *a, const void *b) {
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+static void report(const char *name, long long *t, int n) {
+    qsort(t, n, sizeof *t, cmp);
+    printf("floor %-8s p50 %6lld us  p99 %6lld us  (n=%d)\n", name, t[n / 2], t[(n * 99) / 100], n);
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : ".";
+    int n = argc > 2 ? atoi(argv[2]) : 200;
+    long long *t = calloc(n, sizeof *t);
+    char path[4096], tmp[4096];
+    const char line[] = "{\"k\":\"block\",\"id\":\"0190c6a2-7b3e-7f00-8000-000000000000\",\"text\":\"buy oat milk\"}\n";
+
+    snprintf(path, sizeof path, "%s/floor-ops.jsonl", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) { perror("open"); return 1; }
+    for (int i = 0; i < n; i++) {
+        long long s = now_us();
+        if (write(fd, line, sizeof line - 1) != (ssize_t)(sizeof line - 1) || fdatasync(fd) != 0) { perror("append"); return 1; }
+        t[i] = now_us() - s;
+    }
+    close(fd);
+    report("append", t, n);
+
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    for (int i = 0; i < n; i++) {
+        long long s = now_us();
+        snprintf(tmp, sizeof tmp, "%s/floor.%d.tmp", dir, i);
+        snprintf(path, sizeof path, "%s/floor.%d.json", dir, i);
+        int f = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (f < 0 || write(f, line, sizeof line - 1) < 0 || fsync(f) != 0 || close(f) != 0 ||
+            rename(tmp, path) != 0 || fsync(dfd) != 0) { perror("publish"); return 1; }
+        t[i] = now_us() - s;
+        unlink(path);
+    }
+    report("publish", t, n);
+    return 0;
+}
