@@ -1,0 +1,138 @@
+# drain_bench.py: driver for bench/drain.sh (see there). Runs real outld and outl-capture release
+# binaries in a private HOME; a bench may poll a trace file, the daemon never polls.
+import os, subprocess, sys, tempfile, time, json, shutil, signal
+
+BIN = os.environ["OUTL_BIN_DIR"]
+CAPTURE, OUTLD = os.path.join(BIN, "outl-capture"), os.path.join(BIN, "outld")
+ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, (len(xs) * p) // 100)]
+
+def env_for(home, **extra):
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("OUTL_", "NOTIFY_SOCKET", "JOURNAL_STREAM", "WATCHDOG"))}
+    e.update(HOME=home, XDG_CONFIG_HOME=f"{home}/.config", XDG_STATE_HOME=f"{home}/.local/state")
+    e.update(extra)
+    return e
+
+def fresh_home():
+    d = tempfile.mkdtemp(prefix="outl-bench.", dir=os.environ.get("TMPDIR", "/var/tmp"))
+    os.makedirs(f"{d}/outl", exist_ok=True)
+    return d
+
+def wait_until(pred, limit, what):
+    end = time.time() + limit
+    while not pred():
+        if time.time() > end:
+            sys.exit(f"bench: timed out waiting for {what}")
+        time.sleep(0.0005)
+
+def latency(n=200):
+    home = fresh_home()
+    trace = f"{home}/trace"
+    d = subprocess.Popen([OUTLD, "--log", "stderr"], env=env_for(home, OUTL_BENCH_TRACE=trace), stderr=subprocess.DEVNULL)
+    inbox = f"{home}/outl/.outl/captures"
+    wait_until(lambda: os.path.isdir(inbox), 30, "outld to start")
+    time.sleep(0.3)
+    durable, projected, writer = [], [], []
+    seen = 0
+    for i in range(n):
+        t0 = time.time_ns() // 1000
+        cid = subprocess.run([CAPTURE, "--quiet", f"latency probe {i}"], env=env_for(home), capture_output=True, check=True).stdout.decode().strip()
+        t_exit = time.time_ns() // 1000
+        writer.append(t_exit - t0)
+        def landed():
+            try:
+                with open(trace) as f:
+                    return any(l.startswith(cid) for l in f.readlines()[seen:])
+            except FileNotFoundError:
+                return False
+        wait_until(landed, 10, f"capture {cid} to land")
+        with open(trace) as f:
+            lines = f.readlines()
+        for l in lines[seen:]:
+            c, du, pu = l.split()
+            if c == cid:
+                durable.append(int(du) - t_exit)
+                projected.append(int(pu) - t_exit)
+        seen = len(lines)
+        time.sleep(0.01)
+    d.send_signal(signal.SIGTERM); d.wait()
+    floor = subprocess.run(["out/floor", f"{home}", str(n)], capture_output=True, text=True, check=True).stdout
+    print(f"writer run time          p50 {pct(writer,50):6d} us  p99 {pct(writer,99):6d} us")
+    print(f"writer exit -> durable   p50 {pct(durable,50):6d} us  p99 {pct(durable,99):6d} us")
+    print(f"writer exit -> projected p50 {pct(projected,50):6d} us  p99 {pct(projected,99):6d} us")
+    print(floor, end="")
+    fa = [int(l.split()[5]) for l in floor.splitlines() if "append" in l][0]
+    fp = [int(l.split()[5]) for l in floor.splitlines() if "publish" in l][0]
+    print(f"ratio p99 durable/floor(append) {pct(durable,99)/max(fa,1):.1f}x, projected/floor(append+publish) {pct(projected,99)/max(fa+fp,1):.1f}x  (target <= 10x)")
+    shutil.rmtree(home, ignore_errors=True)
+
+def ulid(ms, n):
+    v = (ms << 80) | n
+    return "".join(ALPHABET[(v >> (5 * (25 - i))) & 31] for i in range(26))
+
+def drop(inbox, count):
+    os.makedirs(f"{inbox}/tmp", exist_ok=True)
+    ms = int(time.time() * 1000)
+    for n in range(count):
+        name = ulid(ms, n + 1)
+        with open(f"{inbox}/tmp/{name}", "w") as f:
+            f.write(json.dumps({"text": f"burst {n}", "captured_at": "2026-12-02T12:00:00.000Z", "source": "bench"}))
+        os.rename(f"{inbox}/tmp/{name}", f"{inbox}/{name}.json")
+    os.sync()
+
+def burst(count, io, batch=None):
+    home = fresh_home()
+    inbox = f"{home}/outl/.outl/captures"
+    # Boot once so the workspace exists, then drop the burst and time one drain of it.
+    subprocess.run([OUTLD, "--once", "--log", "stderr"], env=env_for(home), check=True, capture_output=True)
+    drop(inbox, count)
+    extra = {"OUTL_BATCH_LIMIT": str(batch)} if batch else {}
+    t0 = time.monotonic()
+    r = subprocess.run([OUTLD, "--once", "--io", io, "--log", "stderr"], env=env_for(home, **extra), capture_output=True, text=True)
+    dt = time.monotonic() - t0
+    if r.returncode != 0:
+        sys.exit(f"bench: outld --once failed: {r.stdout} {r.stderr[-500:]}")
+    left = len([f for f in os.listdir(inbox) if f.endswith(".json")])
+    shutil.rmtree(home, ignore_errors=True)
+    return count / dt, dt, left
+
+def bursts():
+    sizes = [10000, 100000] if os.environ.get("OUTL_BENCH_QUICK") is None else [10000]
+    per_capture_n = 2000
+    rate_single, dt_single, _ = burst(per_capture_n, "plain", batch=1)
+    print(f"burst {per_capture_n:>6} fdatasync per capture: {rate_single:9.0f} captures/s ({dt_single:.2f} s)")
+    for n in sizes:
+        for io in ("uring", "plain"):
+            rate, dt, left = burst(n, io)
+            print(f"burst {n:>6} {io:5} group commit:        {rate:9.0f} captures/s ({dt:.2f} s, {left} left)  {rate/rate_single:5.1f}x per-capture path (target >= 50000/s and >= 20x)")
+
+def idle():
+    secs = int(os.environ.get("OUTL_BENCH_IDLE_SECONDS", "60"))
+    home = fresh_home()
+    d = subprocess.Popen([OUTLD, "--log", "stderr"], env=env_for(home), stderr=subprocess.DEVNULL)
+    wait_until(lambda: os.path.isdir(f"{home}/outl/.outl/captures"), 30, "outld to start")
+    time.sleep(1)
+    def sample():
+        with open(f"/proc/{d.pid}/stat") as f:
+            parts = f.read().rsplit(")", 1)[1].split()
+        cpu = (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+        cs = 0
+        for task in os.listdir(f"/proc/{d.pid}/task"):
+            with open(f"/proc/{d.pid}/task/{task}/status") as f:
+                for l in f:
+                    if "ctxt_switches" in l:
+                        cs += int(l.split()[1])
+        return cpu, cs
+    c0, s0 = sample()
+    time.sleep(secs)
+    c1, s1 = sample()
+    d.send_signal(signal.SIGTERM); d.wait()
+    print(f"idle {secs} s without a watchdog: CPU {1000*(c1-c0):.0f} ms, context switches {s1-s0} (all threads)")
+    shutil.rmtree(home, ignore_errors=True)
+
+latency()
+bursts()
+idle()
