@@ -98,8 +98,8 @@ public enum JSON {
 
 /// UTF-8 validation with the offset of the first bad byte (overlongs, surrogates and code points
 /// above U+10FFFF are invalid, as RFC 3629 says).
-enum UTF8Check {
-    static func firstInvalidOffset(_ b: [UInt8]) -> Int? {
+public enum UTF8Check {
+    public static func firstInvalidOffset(_ b: [UInt8]) -> Int? {
         var i = 0
         let n = b.count
         while i < n {
