@@ -1,1 +1,161 @@
-// BatchIO: placeholder until its issue lands.
+// BatchIO: the drain's batched file I/O (read many captures, unlink many, append+fdatasync) on
+// io_uring when the kernel allows it, on plain syscalls otherwise — same results, same Sys seam.
+// Not thread-safe: one BatchIO belongs to the one write actor.
+#if canImport(Glibc)
+import Glibc
+#endif
+import CURingShim
+import SystemCalls
+
+public final class BatchIO {
+    public enum Backend: String, Sendable { case uring, plain }
+
+    public let backend: Backend
+    /// Why io_uring is not in use (nil when it is, or when plain was asked for): for the log.
+    public let uringRefusal: Errno?
+    private let ring: Ring?
+
+    /// The appender the op log should use: write linked to fdatasync on io_uring, else write+fdatasync.
+    public let appender: DurableAppender
+
+    private init(ring: Ring?, refusal: Errno?) {
+        self.ring = ring
+        self.uringRefusal = refusal
+        self.backend = ring == nil ? .plain : .uring
+        self.appender = ring.map { UringAppender(ring: $0) } ?? PlainAppender()
+    }
+
+    /// io_uring unless `forcePlain`, `OUTL_IO=plain`, or the kernel refuses it (EPERM, ENOSYS,
+    /// kernel.io_uring_disabled, a missing opcode): then plain syscalls, silently, with the reason
+    /// kept in `uringRefusal`.
+    public static func make(forcePlain: Bool) -> BatchIO {
+        if forcePlain || Path.environment("OUTL_IO") == "plain" {
+            return BatchIO(ring: nil, refusal: nil)
+        }
+        do {
+            return BatchIO(ring: try Ring(), refusal: nil)
+        } catch let e as Errno {
+            return BatchIO(ring: nil, refusal: e)
+        } catch {
+            return BatchIO(ring: nil, refusal: Errno(EINVAL))
+        }
+    }
+
+    /// Reads each fd (open, already fstat'ed by the caller) from offset 0, all in one batch.
+    /// `sizes[i]` is the size fstat reported; up to one byte more is read, so a result longer than
+    /// `sizes[i]` tells the caller the file grew after fstat (it must not trust it as complete).
+    public func readFiles(_ fds: [Int32], sizes: [Int]) -> [Result<[UInt8], Errno>] {
+        precondition(fds.count == sizes.count, "one size per fd")
+        let jobs = fds.indices.map { ReadJob(fd: fds[$0], want: sizes[$0]) }
+        defer { jobs.forEach { $0.free() } }
+        if let ring, ring.broken == nil {
+            readOnRing(ring, jobs)
+        } else {
+            jobs.forEach(readPlain)
+        }
+        return jobs.map { j in j.error.map { .failure($0) } ?? .success(j.bytes) }
+    }
+
+    /// Unlinks every path (IORING_OP_UNLINKAT in one batch, or unlink(2) one by one).
+    /// The caller fsyncs the directories afterwards; an unlink is not durable before that.
+    public func unlinkAll(_ paths: [String]) -> [Result<Void, Errno>] {
+        guard let ring, ring.broken == nil else {
+            return paths.map { p in Result { try Sys.unlink(p) }.mapError { ($0 as? Errno) ?? Errno(EIO) } }
+        }
+        var results = [Result<Void, Errno>?](repeating: nil, count: paths.count)
+        var submitted: [Int] = []
+        for (i, p) in paths.enumerated() {
+            if let e = injectedFailure(SysCall(.uringUnlink, path: p)) {
+                results[i] = .failure(e)
+            } else {
+                submitted.append(i)
+            }
+        }
+        let cPaths = submitted.map { strdup(paths[$0])! }
+        defer { cPaths.forEach { free($0) } }
+        let res = ring.run(submitted.count) { k, ud in
+            CURingShim_queueUnlink(ring.handle, cPaths[k], ud)
+        }
+        for (k, i) in submitted.enumerated() {
+            Sys.record(SysCall(.uringUnlink, path: paths[i]), Int(res[k]))
+            results[i] = res[k] < 0 ? .failure(Errno(-res[k])) : .success(())
+        }
+        return results.map { $0! }
+    }
+
+    // MARK: reading
+
+    private func readPlain(_ j: ReadJob) {
+        while !j.done {
+            do {
+                let n = try Sys.pread(j.fd, into: j.remaining, at: Int64(j.got))
+                j.advance(n)
+            } catch {
+                j.error = (error as? Errno) ?? Errno(EIO)
+            }
+        }
+    }
+
+    private func readOnRing(_ ring: Ring, _ jobs: [ReadJob]) {
+        while true {
+            var round: [ReadJob] = []
+            for j in jobs where !j.done {
+                if let e = injectedFailure(SysCall(.uringRead, fd: j.fd, offset: Int64(j.got))) {
+                    j.error = e
+                } else {
+                    round.append(j)
+                }
+            }
+            if round.isEmpty { return }
+            let res = ring.run(round.count) { k, ud in
+                let j = round[k]
+                return CURingShim_queueRead(ring.handle, j.fd, j.remaining.baseAddress,
+                                            UInt32(j.remaining.count), UInt64(j.got), ud)
+            }
+            for (k, j) in round.enumerated() {
+                let r = res[k]
+                Sys.record(SysCall(.uringRead, fd: j.fd, offset: Int64(j.got)), Int(r))
+                if r >= 0 {
+                    j.advance(Int(r))
+                } else if r != -EINTR && r != -EAGAIN {
+                    j.error = Errno(-r)
+                }  // EINTR/EAGAIN: the job stays pending and goes in the next round
+            }
+        }
+    }
+}
+
+/// The fault an interposer injects into an io_uring op, if any; an injected EINTR is retried
+/// (asked again) like a real one, mirroring `Sys.retrying`.
+func injectedFailure(_ call: SysCall) -> Errno? {
+    while case .fail(let e)? = Sys.intercept(call) {
+        if e == .EINTR { continue }
+        Sys.record(call, -Int(e.code))
+        return e
+    }
+    return nil
+}
+
+/// One file being read: a buffer of its fstat size plus one byte, filled from offset 0.
+final class ReadJob {
+    let fd: Int32
+    let want: Int
+    let buffer: UnsafeMutableRawBufferPointer
+    var got = 0
+    var error: Errno?
+    private var eof = false
+
+    init(fd: Int32, want: Int) {
+        self.fd = fd
+        self.want = want
+        buffer = .allocate(byteCount: want + 1, alignment: 16)
+    }
+
+    var remaining: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(rebasing: buffer[got...]) }
+    /// Done at end of file, at the fstat size (a regular file's read is short only at its end),
+    /// when the extra byte shows it grew, or on error.
+    var done: Bool { error != nil || eof || got >= want }
+    func advance(_ n: Int) { if n == 0 { eof = true } else { got += n } }
+    var bytes: [UInt8] { Array(UnsafeRawBufferPointer(rebasing: buffer[0..<got])) }
+    func free() { buffer.deallocate() }
+}

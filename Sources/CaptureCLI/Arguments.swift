@@ -1,0 +1,94 @@
+// Arguments: the writer's command line (SPEC section 5). Parsing only; no I/O, so every usage
+// error is found before anything touches the disk.
+
+public struct Options: Equatable {
+    public var words: [String] = []
+    public var readStdin = false
+    public var source: String?
+    public var at: String?
+    public var workspace: String?
+    public var inboxes: [String] = []
+    public var quiet = false
+    public var notify = false
+    public var prompt = false
+    public var uri: String?
+    public var list = false
+    public var help = false
+    public var version = false
+}
+
+public struct UsageError: Error, Equatable, CustomStringConvertible {
+    public let description: String
+    init(_ d: String) { description = d }
+}
+
+public enum Arguments {
+    static let valued: Set<String> = ["--source", "--at", "--workspace", "--inbox", "--uri"]
+
+    public static func parse(_ args: [String]) throws -> Options {
+        var o = Options()
+        var i = 0
+        var onlyWords = false
+        while i < args.count {
+            let a = args[i]
+            i += 1
+            if onlyWords || a == "-" || !a.hasPrefix("-") {
+                if a == "-" && !onlyWords { o.readStdin = true } else { o.words.append(a) }
+                continue
+            }
+            if a == "--" { onlyWords = true; continue }
+            var name = a, inline: String?
+            if a.hasPrefix("--"), let eq = a.firstIndex(of: "=") {
+                name = String(a[..<eq]); inline = String(a[a.index(after: eq)...])
+            }
+            if valued.contains(name) {
+                let v: String
+                if let inline { v = inline } else {
+                    guard i < args.count else { throw UsageError("\(name) needs a value") }
+                    v = args[i]; i += 1
+                }
+                switch name {
+                case "--source":
+                    guard !v.isEmpty else { throw UsageError("--source needs a non-empty name") }
+                    o.source = v
+                case "--at": o.at = v
+                case "--workspace": o.workspace = v
+                case "--inbox": o.inboxes.append(v)
+                default: o.uri = v
+                }
+                continue
+            }
+            if inline != nil { throw UsageError("\(name) takes no value") }
+            switch name {
+            case "-q", "--quiet": o.quiet = true
+            case "--notify": o.notify = true
+            case "--prompt": o.prompt = true
+            case "--list": o.list = true
+            case "-h", "--help": o.help = true
+            case "-V", "--version": o.version = true
+            default: throw UsageError("unknown option \(a)")
+            }
+        }
+        let inputs = (o.words.isEmpty ? 0 : 1) + (o.readStdin ? 1 : 0) + (o.prompt ? 1 : 0)
+            + (o.uri == nil ? 0 : 1) + (o.list ? 1 : 0)
+        if inputs > 1 && !o.help && !o.version {
+            throw UsageError("give only one of TEXT, -, --prompt, --uri, --list")
+        }
+        if o.list && (o.at != nil || o.source != nil) {
+            throw UsageError("--list takes no --at or --source")
+        }
+        return o
+    }
+
+    public static let usage = """
+    usage: outl-capture [options] TEXT...
+           outl-capture [options] -
+           outl-capture --prompt [options]
+           outl-capture --uri 'outl://capture?text=…&url=…&title=…' [options]
+           outl-capture --list [--workspace DIR] [--inbox DIR]...
+    options: --source NAME  --at RFC3339  --workspace DIR  --inbox DIR  --quiet  --notify
+             --help  --version
+    Saves one line into the outl capture inbox; outld moves it into that day's journal.
+
+    """
+}

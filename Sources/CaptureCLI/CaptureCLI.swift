@@ -1,1 +1,0 @@
-// CaptureCLI: placeholder until its issue lands.

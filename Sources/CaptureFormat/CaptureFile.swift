@@ -1,0 +1,155 @@
+// CaptureFile: the one encoder and decoder of an inbox file (SPEC 3.1). Writer and daemon both
+// use it. Trim rule: leading and trailing white space is removed from `text`; what is left must be
+// non-empty and at most 64 KiB of UTF-8. Unknown fields are ignored; a repeated known field is refused.
+
+/// What a writer puts in a file.
+public struct Capture: Equatable, Sendable {
+    public var text: String
+    public var capturedAt: String?
+    public var source: String?
+
+    public init(text: String, capturedAt: String? = nil, source: String? = nil) {
+        self.text = text; self.capturedAt = capturedAt; self.source = source
+    }
+}
+
+/// What a reader gets from a file that can become a block.
+public struct DecodedCapture: Sendable {
+    /// The text with leading/trailing white space trimmed (never empty).
+    public var text: String
+    /// nil when `captured_at` is missing, not a string, or not RFC 3339 with an offset.
+    public var capturedAt: Timestamp?
+    public var capturedAtRaw: String?
+    /// "unknown" when missing.
+    public var source: String
+    /// Things a reader should log but that do not refuse the file.
+    public var warnings: [String]
+}
+
+/// Why a file cannot become a block; `description` is one line for a `.reason` file or a journal field.
+public enum CaptureFormatError: Error, Equatable, CustomStringConvertible {
+    case tooLarge(bytes: Int)
+    case notUTF8(offset: Int)
+    case notJSON(String)
+    case notAnObject(found: String)
+    case textMissing
+    case textNotString(found: String)
+    case textEmpty
+    case textTooLong(bytes: Int)
+    case sourceNotString(found: String)
+    case duplicateKey(String)
+
+    public var description: String {
+        switch self {
+        case .tooLarge(let n): return "file over 1 MiB (\(n) bytes)"
+        case .notUTF8(let o): return "not UTF-8 (invalid byte at offset \(o))"
+        case .notJSON(let why): return why
+        case .notAnObject(let k): return "not a JSON object (found \(k))"
+        case .textMissing: return "text missing"
+        case .textNotString(let k): return "text is not a string (found \(k))"
+        case .textEmpty: return "text is empty after trimming white space"
+        case .textTooLong(let n): return "text over 64 KiB (\(n) bytes)"
+        case .sourceNotString(let k): return "source is not a string (found \(k))"
+        case .duplicateKey(let k): return "duplicate key \"\(k)\""
+        }
+    }
+}
+
+public enum CaptureFile {
+    public static let maxFileBytes = 1 << 20
+    public static let maxTextBytes = 64 << 10
+
+    /// One JSON object on one line, fields in a fixed order, ending in a newline.
+    public static func encode(_ c: Capture) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(c.text.utf8.count + 96)
+        out.append(contentsOf: Array("{\"text\":".utf8))
+        JSON.appendString(c.text, to: &out)
+        if let at = c.capturedAt {
+            out.append(contentsOf: Array(",\"captured_at\":".utf8))
+            JSON.appendString(at, to: &out)
+        }
+        if let s = c.source {
+            out.append(contentsOf: Array(",\"source\":".utf8))
+            JSON.appendString(s, to: &out)
+        }
+        out.append(contentsOf: Array("}\n".utf8))
+        return out
+    }
+
+    public static func decode(_ bytes: [UInt8]) throws -> DecodedCapture {
+        if bytes.count > maxFileBytes { throw CaptureFormatError.tooLarge(bytes: bytes.count) }
+        let value: JSONValue
+        do {
+            value = try JSON.parse(bytes)
+        } catch JSONError.invalidUTF8(let o) {
+            throw CaptureFormatError.notUTF8(offset: o)
+        } catch let e as JSONError {
+            throw CaptureFormatError.notJSON(e.description)
+        }
+        guard case .object(let members) = value else {
+            throw CaptureFormatError.notAnObject(found: value.kindName)
+        }
+        var text: JSONValue?, at: JSONValue?, source: JSONValue?
+        for m in members {
+            switch m.key {
+            case "text":
+                if text != nil { throw CaptureFormatError.duplicateKey("text") }
+                text = m.value
+            case "captured_at":
+                if at != nil { throw CaptureFormatError.duplicateKey("captured_at") }
+                at = m.value
+            case "source":
+                if source != nil { throw CaptureFormatError.duplicateKey("source") }
+                source = m.value
+            default:
+                continue  // a newer writer's field: ignored on purpose
+            }
+        }
+        guard let t = text else { throw CaptureFormatError.textMissing }
+        guard case .string(let raw) = t else { throw CaptureFormatError.textNotString(found: t.kindName) }
+        let trimmed = trimWhitespace(raw)
+        if trimmed.isEmpty { throw CaptureFormatError.textEmpty }
+        if trimmed.utf8.count > maxTextBytes { throw CaptureFormatError.textTooLong(bytes: trimmed.utf8.count) }
+
+        var warnings: [String] = []
+        var src = "unknown"
+        if let s = source {
+            guard case .string(let v) = s else { throw CaptureFormatError.sourceNotString(found: s.kindName) }
+            src = v
+        }
+        var stamp: Timestamp?, stampRaw: String?
+        switch at {
+        case nil:
+            warnings.append("captured_at missing")
+        case .string(let v)?:
+            stampRaw = v
+            stamp = Timestamp(rfc3339: v)
+            if stamp == nil { warnings.append("captured_at unparsable: \(oneLine(v, max: 80))") }
+        case let other?:
+            warnings.append("captured_at is not a string (found \(other.kindName))")
+        }
+        return DecodedCapture(text: trimmed, capturedAt: stamp, capturedAtRaw: stampRaw,
+                              source: src, warnings: warnings)
+    }
+
+    /// Removes leading and trailing Unicode white space (spaces, tabs, newlines, NBSP, …).
+    public static func trimWhitespace(_ s: String) -> String {
+        let scalars = s.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
+        return String(scalars[first...last])
+    }
+
+    /// At most `max` characters of `s` on one line (line breaks and tabs become spaces), for listings.
+    public static func oneLine(_ s: String, max: Int) -> String {
+        var out = ""
+        var n = 0
+        for ch in s {
+            if n == max { out += "…"; break }
+            out.append(ch.isNewline || ch == "\t" ? " " : ch)
+            n += 1
+        }
+        return out
+    }
+}

@@ -1,1 +1,0 @@
-// CaptureFormat: placeholder until its issue lands.

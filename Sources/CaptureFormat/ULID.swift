@@ -1,0 +1,128 @@
+// ULID: the capture id. 48-bit Unix ms time + 80 random bits, spelled in 26 upper-case Crockford
+// base32 characters, so names sort in capture order. The generator never goes backwards in a process.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// getrandom(2) is not in the Glibc module map (sys/random.h); bind the C symbol directly:
+/// ssize_t getrandom(void *buf, size_t buflen, unsigned int flags).
+@_silgen_name("getrandom") private func c_getrandom(_ buf: UnsafeMutableRawPointer, _ len: Int, _ flags: UInt32) -> Int
+
+public struct ULID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The 128 bits, big-endian halves: `high` holds the 48-bit time and 16 random bits.
+    public let high: UInt64
+    public let low: UInt64
+
+    public static let maxTimestampMs: UInt64 = (1 << 48) - 1
+    static let alphabet: [UInt8] = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
+    /// Crockford value of each ASCII byte, 0xFF where the byte is not in the upper-case alphabet.
+    static let values: [UInt8] = {
+        var t = [UInt8](repeating: 0xFF, count: 256)
+        for (i, c) in alphabet.enumerated() { t[Int(c)] = UInt8(i) }
+        return t
+    }()
+
+    public init(high: UInt64, low: UInt64) { self.high = high; self.low = low }
+
+    public init(timestampMs: UInt64, randomHigh: UInt16, randomLow: UInt64) {
+        precondition(timestampMs <= ULID.maxTimestampMs, "ULID time out of range")
+        high = timestampMs << 16 | UInt64(randomHigh)
+        low = randomLow
+    }
+
+    /// Exactly the canonical spelling: 26 characters of the upper-case alphabet, first one 0-7
+    /// (anything larger would overflow 128 bits).
+    public init?(string: String) {
+        let u = Array(string.utf8)
+        guard u.count == 26, u[0] >= UInt8(ascii: "0"), u[0] <= UInt8(ascii: "7") else { return nil }
+        var hi: UInt64 = 0, lo: UInt64 = 0
+        for c in u {
+            let v = ULID.values[Int(c)]
+            if v == 0xFF { return nil }
+            // shift the 128-bit value left by 5 and add v
+            hi = hi << 5 | lo >> 59
+            lo = lo << 5 | UInt64(v)
+        }
+        high = hi; low = lo
+    }
+
+    public var timestampMs: UInt64 { high >> 16 }
+
+    public var string: String {
+        var out = [UInt8](repeating: 0, count: 26)
+        var hi = high, lo = low
+        for i in stride(from: 25, through: 0, by: -1) {
+            out[i] = ULID.alphabet[Int(lo & 31)]
+            lo = lo >> 5 | hi << 59
+            hi >>= 5
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public var description: String { string }
+
+    /// The block id: the same 128 bits as a lower-case 8-4-4-4-12 UUID (SPEC section 4).
+    public var uuidString: String {
+        let hex = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for i in 0..<32 {
+            if i == 8 || i == 12 || i == 16 || i == 20 { out.append(UInt8(ascii: "-")) }
+            let word = i < 16 ? high : low
+            let shift = UInt64(60 - 4 * (i % 16))
+            out.append(hex[Int((word >> shift) & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func < (a: ULID, b: ULID) -> Bool { (a.high, a.low) < (b.high, b.low) }
+}
+
+/// Makes ULIDs that strictly increase within one generator: in the same millisecond (or when
+/// the clock steps back) the previous id's random part is incremented instead of drawn afresh.
+public struct ULIDGenerator: Sendable {
+    private var last: ULID?
+
+    public init() {}
+
+    public static func nowMs() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return UInt64(max(0, ts.tv_sec)) * 1000 + UInt64(ts.tv_nsec / 1_000_000)
+    }
+
+    public mutating func next() -> ULID { next(nowMs: ULIDGenerator.nowMs()) }
+
+    public mutating func next(nowMs: UInt64) -> ULID {
+        let now = min(nowMs, ULID.maxTimestampMs)
+        if let prev = last, now <= prev.timestampMs {
+            let id = ULIDGenerator.increment(prev)
+            last = id
+            return id
+        }
+        var r = (UInt64(0), UInt64(0))
+        ULIDGenerator.fillRandom(&r)
+        let id = ULID(timestampMs: now, randomHigh: UInt16(truncatingIfNeeded: r.0), randomLow: r.1)
+        last = id
+        return id
+    }
+
+    /// +1 on the 80 random bits; if they overflow (after 2^80 ids in one ms) the time moves on 1 ms.
+    static func increment(_ id: ULID) -> ULID {
+        let (lo, carry) = id.low.addingReportingOverflow(1)
+        var hi = id.high
+        if carry { hi &+= 1 }  // the carry out of the 16 random bits lands in the time: +1 ms
+        return ULID(high: hi, low: lo)
+    }
+
+    /// getrandom(2), retried until every byte is filled (it may return short or EINTR).
+    static func fillRandom(_ r: inout (UInt64, UInt64)) {
+        withUnsafeMutableBytes(of: &r) { buf in
+            var done = 0
+            while done < buf.count {
+                let n = c_getrandom(buf.baseAddress! + done, buf.count - done, 0)
+                if n > 0 { done += n } else if errno != EINTR { fatalError("getrandom failed: \(errno)") }
+            }
+        }
+    }
+}

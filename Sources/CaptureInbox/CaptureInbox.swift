@@ -1,1 +1,0 @@
-// CaptureInbox: placeholder until its issue lands.

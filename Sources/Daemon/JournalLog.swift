@@ -1,0 +1,148 @@
+// JournalLog: outld's log. Under journald, one native entry per event with OUTL_* fields and a
+// MESSAGE_ID per kind (explained in systemd/outld.catalog); otherwise one readable line on stderr.
+// A journal entry that cannot be sent is written to stderr instead: a log line is never dropped silently.
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLibsystemd
+
+/// The MESSAGE_IDs of outld's entries: generated once with `systemd-id128 new`, never changed
+/// (they are the keys of the catalog and of users' `journalctl MESSAGE_ID=` filters).
+public enum MessageID: String, CaseIterable, Sendable {
+    case drained = "45744b19adae440296f3c68843233201"
+    case rejected = "3dee4e4d21fc41d98ea6c968785ff1c7"
+    case started = "c61ef616fcb1445eaed5bee066fc0849"
+    case ready = "a55458f7e6564ff8bfea5e4e519c6797"
+    case stopping = "e4257acdb567406784581cc1b2a7f595"
+    /// A transient error (EIO, ENOSPC, EMFILE): the capture is kept and the drain retried.
+    case retrying = "2b77b075446d4a17a1e9a8ef9e6432fe"
+}
+
+public final class JournalLog {
+    public enum Mode: String, Sendable {
+        /// The journal when stderr is already connected to it ($JOURNAL_STREAM names stderr's
+        /// device and inode), else stderr.
+        case auto
+        case journal
+        case stderr
+    }
+
+    /// Whether entries go to the journal (else to stderr).
+    public let usesJournal: Bool
+    private let stderrFD: Int32
+
+    /// `stderrFD` is where readable lines go (2; tests pass a file).
+    public init(mode: Mode, stderrFD: Int32 = 2) {
+        self.stderrFD = stderrFD
+        switch mode {
+        case .journal: usesJournal = true
+        case .stderr: usesJournal = false
+        case .auto: usesJournal = JournalLog.stderrIsJournal(stderrFD)
+        }
+    }
+
+    /// $JOURNAL_STREAM is "device:inode" of the stream systemd connected; it is inherited by
+    /// children that may have redirected stderr, so compare it with what fd 2 really is.
+    static func stderrIsJournal(_ fd: Int32) -> Bool {
+        guard let v = getenv("JOURNAL_STREAM") else { return false }
+        let parts = String(cString: v).split(separator: ":")
+        guard parts.count == 2, let dev = UInt64(parts[0]), let ino = UInt64(parts[1]) else { return false }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return false }
+        return UInt64(st.st_dev) == dev && UInt64(st.st_ino) == ino
+    }
+
+    // MARK: events
+
+    /// One capture became a block: INFO, MESSAGE_ID drained.
+    public func drained(captureID: String, blockID: String, day: String, source: String,
+                        latencyUsec: UInt64, inbox: String) {
+        emit(priority: LOG_INFO, id: .drained,
+             message: "drained \(captureID) → \(day) (block \(blockID), source \(source), \(Self.duration(latencyUsec)))",
+             fields: [("OUTL_CAPTURE_ID", captureID), ("OUTL_BLOCK_ID", blockID), ("OUTL_JOURNAL_DAY", day),
+                      ("OUTL_SOURCE", source), ("OUTL_LATENCY_USEC", String(latencyUsec)), ("OUTL_INBOX", inbox)])
+    }
+
+    /// One capture file was set aside in rejected/: WARNING, MESSAGE_ID rejected.
+    public func rejected(captureID: String, reason: String, inbox: String) {
+        emit(priority: LOG_WARNING, id: .rejected,
+             message: "rejected \(captureID) in \(inbox): \(reason) (moved to rejected/)",
+             fields: [("OUTL_CAPTURE_ID", captureID), ("OUTL_REASON", reason), ("OUTL_INBOX", inbox)])
+    }
+
+    public func info(_ msg: String, id: MessageID? = nil, fields: [String: String] = [:]) {
+        emit(priority: LOG_INFO, id: id, message: msg, fields: fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+    }
+
+    public func warning(_ msg: String, id: MessageID? = nil, fields: [String: String] = [:]) {
+        emit(priority: LOG_WARNING, id: id, message: msg, fields: fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+    }
+
+    public func error(_ msg: String, id: MessageID? = nil, fields: [String: String] = [:]) {
+        emit(priority: LOG_ERR, id: id, message: msg, fields: fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+    }
+
+    // MARK: output
+
+    /// The readable form: "outld: drained …", "outld: warning: …", "outld: error: …".
+    static func line(priority: Int32, message: String) -> String {
+        let tag = priority <= LOG_ERR ? "error: " : priority == LOG_WARNING ? "warning: " : ""
+        return "outld: \(tag)\(message.replacingNewlines())\n"
+    }
+
+    /// "0.4 ms", "1.2 ms", "3.4 s".
+    static func duration(_ usec: UInt64) -> String {
+        func tenths(_ v: UInt64, _ unit: UInt64) -> String {
+            let t = (v * 10 + unit / 2) / unit
+            return "\(t / 10).\(t % 10)"
+        }
+        return usec < 1_000_000 ? "\(tenths(usec, 1000)) ms" : "\(tenths(usec, 1_000_000)) s"
+    }
+
+    private func emit(priority: Int32, id: MessageID?, message: String, fields: [(String, String)]) {
+        if usesJournal && sendToJournal(priority: priority, id: id, message: message, fields: fields) { return }
+        writeLine(Self.line(priority: priority, message: message))
+    }
+
+    /// sd_journal_sendv with one iovec per FIELD=value (values may hold any byte, newlines too).
+    private func sendToJournal(priority: Int32, id: MessageID?, message: String, fields: [(String, String)]) -> Bool {
+        var all: [String] = ["MESSAGE=\(message)", "PRIORITY=\(priority)", "SYSLOG_IDENTIFIER=outld"]
+        if let id { all.append("MESSAGE_ID=\(id.rawValue)") }
+        for (k, v) in fields where Self.isValidFieldName(k) { all.append("\(k)=\(v)") }
+        let buffers = all.map { Array($0.utf8) }
+        let pointers = buffers.map { b -> UnsafeMutableRawPointer in
+            let p = UnsafeMutableRawPointer.allocate(byteCount: max(b.count, 1), alignment: 1)
+            b.withUnsafeBytes { p.copyMemory(from: $0.baseAddress!, byteCount: b.count) }
+            return p
+        }
+        defer { pointers.forEach { $0.deallocate() } }
+        var iov = (0..<buffers.count).map { iovec(iov_base: pointers[$0], iov_len: buffers[$0].count) }
+        return iov.withUnsafeMutableBufferPointer { sd_journal_sendv($0.baseAddress, Int32($0.count)) } >= 0
+    }
+
+    /// journald's rule: upper-case letters, digits and '_', not starting with '_' or a digit.
+    static func isValidFieldName(_ k: String) -> Bool {
+        guard let f = k.utf8.first, f != UInt8(ascii: "_"), !(48...57).contains(f), k.utf8.count <= 64 else { return false }
+        return k.utf8.allSatisfy { (65...90).contains($0) || (48...57).contains($0) || $0 == UInt8(ascii: "_") }
+    }
+
+    /// Log lines are not durable file I/O, so they bypass the Sys seam (fault injection counting
+    /// writes must not count these). No EINTR loop: outld runs with its signals blocked (signalfd).
+    private func writeLine(_ s: String) {
+        var bytes = Array(s.utf8)
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.write(stderrFD, $0.baseAddress! + done, $0.count - done) }
+            if n <= 0 { return }
+            done += n
+        }
+    }
+}
+
+extension String {
+    /// One event, one line: embedded newlines become spaces.
+    fileprivate func replacingNewlines() -> String {
+        guard contains(where: { $0 == "\n" || $0 == "\r" }) else { return self }
+        return String(map { $0 == "\n" || $0 == "\r" ? " " : $0 })
+    }
+}
