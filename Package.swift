@@ -50,6 +50,7 @@ let package = Package(
         .testTarget(name: "CaptureWriterTests", dependencies: ["CaptureInbox", "CaptureCLI", "CaptureFormat", "SystemCalls", "TestSupport"]),
         .testTarget(name: "WorkspaceTests", dependencies: ["Workspace", "SystemCalls", "TestSupport"]),
         .testTarget(name: "DrainTests", dependencies: ["Drain", "Workspace", "CaptureInbox", "CaptureFormat", "SystemCalls", "BatchIO", "TestSupport"]),
+        .testTarget(name: "OutldTests", dependencies: ["CaptureFormat", "SystemCalls", "TestSupport"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CInotifyShim", "CaptureFormat", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]

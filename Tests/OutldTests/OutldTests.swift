@@ -1,0 +1,154 @@
+// OutldTests: the daemon as a user runs it — real outld and outl-capture processes on real
+// files: event-driven drains, --once with and without a running owner, one write actor per
+// device, signals, an inbox removed and re-created, hand edits kept.
+import CaptureFormat
+import Foundation
+import SystemCalls
+import Testing
+import TestSupport
+
+@Suite(.serialized) struct OutldTests {
+    @Test func outld_once_drains_waiting_captures_and_prints_a_summary() throws {
+        let h = try OutlHome()
+        _ = try h.captureID("first from a script")
+        _ = try h.captureID("second from a script")
+        let r = try h.outld(["--once"])
+        #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.contains("drained 2"), "summary was: \(r.stdout)")
+        #expect(h.pending().isEmpty)
+        let page = h.journal()
+        #expect(page.contains("first from a script") && page.contains("second from a script"))
+    }
+
+    @Test func outld_once_with_nothing_waiting_exits_zero() throws {
+        let h = try OutlHome()
+        let r = try h.outld(["--once"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("drained 0"))
+    }
+
+    @Test func running_outld_drains_a_capture_when_it_lands() throws {
+        let h = try OutlHome()
+        let d = try h.start()
+        #expect(eventually { FileManager.default.fileExists(atPath: h.inbox) })
+        let id = try h.captureID("lands by inotify")
+        #expect(eventually { h.journal().contains("lands by inotify") }, "log: \(d.log)")
+        #expect(h.pending().isEmpty)
+        #expect(d.log.contains(id), "one readable line per drained capture on stderr")
+        #expect(d.stop() == 0)
+    }
+
+    @Test func second_outld_exits_75_naming_the_owner() throws {
+        let h = try OutlHome()
+        let d = try h.start()
+        #expect(eventually { FileManager.default.fileExists(atPath: h.inbox) && d.log.contains("ready") })
+        let second = try h.outld([])
+        #expect(second.status == 75)
+        #expect(second.stderr.contains("pid \(d.pid)"), "stderr: \(second.stderr)")
+        #expect(h.opsFiles().count <= 1, "a second actor left an ops file: \(h.opsFiles())")
+        #expect(d.stop() == 0)
+    }
+
+    @Test func outld_once_asks_the_running_daemon_instead_of_writing() throws {
+        let h = try OutlHome()
+        let d = try h.start()
+        #expect(eventually { d.log.contains("ready") })
+        _ = try h.captureID("warm up")
+        #expect(eventually { h.pending().isEmpty })
+        d.signal(SIGSTOP)  // the owner cannot drain yet, so these captures wait
+        _ = try h.captureID("waiting one")
+        _ = try h.captureID("waiting two")
+        let once = Process()
+        once.executableURL = URL(fileURLWithPath: binPath("outld"))
+        once.arguments = ["--once", "--timeout", "20", "--log", "stderr"]
+        once.environment = ProcessInfo.processInfo.environment.merging(h.env) { $1 }
+        let out = Pipe()
+        once.standardOutput = out
+        try once.run()
+        usleep(300_000)
+        d.signal(SIGCONT)
+        once.waitUntilExit()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(once.terminationStatus == 0, "\(text)")
+        #expect(text.contains("pid \(d.pid)"), "summary: \(text)")
+        #expect(h.pending().isEmpty)
+        #expect(h.opsFiles().count == 1, "--once must not write as a second actor: \(h.opsFiles())")
+        #expect(d.stop() == 0)
+    }
+
+    @Test func outld_once_times_out_with_75_when_the_owner_is_stuck() throws {
+        let h = try OutlHome()
+        let d = try h.start()
+        #expect(eventually { d.log.contains("ready") })
+        d.signal(SIGSTOP)
+        _ = try h.captureID("stuck")
+        let r = try h.outld(["--once", "--timeout", "1"])
+        #expect(r.status == 75, "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.contains("1 capture"), "\(r.stdout)")
+        d.signal(SIGCONT)
+        #expect(eventually { h.pending().isEmpty })
+        #expect(d.stop() == 0)
+    }
+
+    @Test func sigusr1_and_sighup_keep_it_running_and_sigterm_exits_zero() throws {
+        let h = try OutlHome()
+        let d = try h.start()
+        #expect(eventually { d.log.contains("ready") })
+        d.signal(SIGUSR1)
+        d.signal(SIGHUP)
+        _ = try h.captureID("after signals")
+        #expect(eventually { h.journal().contains("after signals") })
+        #expect(d.process.isRunning)
+        #expect(d.stop() == 0)
+    }
+
+    @Test func inbox_removed_and_recreated_is_watched_again() throws {
+        let h = try OutlHome()
+        let d = try h.start()
+        #expect(eventually { d.log.contains("ready") })
+        try FileManager.default.removeItem(atPath: h.inbox)
+        #expect(eventually { FileManager.default.fileExists(atPath: h.inbox) }, "outld re-creates the inbox: \(d.log)")
+        _ = try h.captureID("into the new inbox")
+        #expect(eventually { h.journal().contains("into the new inbox") }, "\(d.log)")
+        #expect(d.stop() == 0)
+    }
+
+    @Test func hand_edit_to_the_journal_survives_a_capture() throws {
+        let h = try OutlHome()
+        let d = try h.start()
+        #expect(eventually { d.log.contains("ready") })
+        _ = try h.captureID("captured first")
+        let page = Path.join(h.workspace, "journals/2026_12_02.md")
+        #expect(eventually { h.journal().contains("captured first") })
+        var text = h.journal()
+        text += "- typed by hand in an editor\n"
+        try writeText(page, text)
+        usleep(200_000)
+        _ = try h.captureID("captured second")
+        #expect(eventually { h.journal().contains("captured second") }, "\(d.log)")
+        let final = h.journal()
+        #expect(final.contains("typed by hand in an editor"), "hand edit lost:\n\(final)")
+        #expect(final.contains("captured first"))
+        #expect(d.stop() == 0)
+        // The hand edit is in the op log too, so it survives the projection being rebuilt.
+        let ops = h.opsFiles().compactMap { readText(Path.join(h.workspace, ".outl/ops/\($0)")) }.joined()
+        #expect(ops.contains("typed by hand in an editor"))
+    }
+
+    @Test func captures_written_while_outld_was_down_drain_at_start() throws {
+        let h = try OutlHome()
+        _ = try h.captureID("written before boot")
+        let d = try h.start()
+        #expect(eventually { h.journal().contains("written before boot") })
+        #expect(d.stop() == 0)
+    }
+
+    @Test func usage_errors_exit_64_with_one_line() throws {
+        let h = try OutlHome()
+        let r = try h.outld(["--bogus"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("unknown option --bogus"))
+        let help = try run(binPath("outld"), ["--help"])
+        #expect(help.status == 0 && help.stdout.contains("--once"))
+    }
+}
