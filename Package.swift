@@ -51,7 +51,7 @@ let package = Package(
         .testTarget(name: "WorkspaceTests", dependencies: ["Workspace", "SystemCalls", "TestSupport"]),
         .testTarget(name: "DrainTests", dependencies: ["Drain", "Workspace", "CaptureInbox", "CaptureFormat", "SystemCalls", "BatchIO", "TestSupport"]),
         .testTarget(name: "OutldTests", dependencies: ["CaptureFormat", "SystemCalls", "TestSupport"]),
-        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CInotifyShim", "CaptureFormat", "TestSupport"]),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CInotifyShim", "BatchIO", "SystemCalls", "CaptureFormat", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

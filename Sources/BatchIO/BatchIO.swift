@@ -126,11 +126,12 @@ public final class BatchIO {
 }
 
 /// The fault an interposer injects into an io_uring op, if any; an injected EINTR is retried
-/// (asked again) like a real one, mirroring `Sys.retrying`.
-func injectedFailure(_ call: SysCall) -> Errno? {
+/// (asked again) like a real one, mirroring `Sys.retrying`. The failure is recorded at once unless
+/// `record` is false (the caller records it when the op would have completed, to keep the order).
+func injectedFailure(_ call: SysCall, record: Bool = true) -> Errno? {
     while case .fail(let e)? = Sys.intercept(call) {
         if e == .EINTR { continue }
-        Sys.record(call, -Int(e.code))
+        if record { Sys.record(call, -Int(e.code)) }
         return e
     }
     return nil

@@ -35,7 +35,7 @@ final class UringAppender: DurableAppender {
             // finish the buffer), so "fail the Nth fdatasync" counts fdatasyncs, not attempts.
             let syncCall = SysCall(.uringFdatasync, fd: fd)
             let finishing = count == rest.count
-            let syncFault = finishing ? injectedFailure(syncCall) : nil
+            let syncFault = finishing ? injectedFailure(syncCall, record: false) : nil
             let withSync = finishing && syncFault == nil
             let hasWrite = count > 0
             let ops = (hasWrite ? 1 : 0) + (withSync ? 1 : 0)
@@ -59,8 +59,9 @@ final class UringAppender: DurableAppender {
                 done += Int(w)
             }
             if let e = syncFault {
-                if done < bytes.count { continue }
-                throw e  // recorded by injectedFailure
+                if done < bytes.count { continue }  // a real short write: the sync was never due
+                Sys.record(syncCall, -Int(e.code))  // after the write, as it would have completed
+                throw e
             }
             if withSync {
                 let s = res[hasWrite ? 1 : 0]

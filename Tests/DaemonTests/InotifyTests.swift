@@ -1,0 +1,116 @@
+// InotifyWatcher on real directories: arrivals, departures, page edits, overflow, and an inbox that
+// is removed and re-created. Serialized: the overflow test briefly shrinks a kernel-wide limit.
+import Foundation
+import Testing
+import CInotifyShim
+import Daemon
+import SystemCalls
+import TestSupport
+
+private func makeInbox(_ t: TempDir) throws -> String {
+    let inbox = t.sub("captures")
+    try Durable.makeDirectory(Path.join(inbox, "tmp"), mode: 0o700)
+    return inbox
+}
+
+/// Writes a file in tmp/ and renames it into the inbox, as a writer does.
+private func deliver(_ inbox: String, _ name: String) throws {
+    let tmp = Path.join(Path.join(inbox, "tmp"), name)
+    try writeText(tmp, #"{"text":"x"}"#)
+    try Sys.rename(tmp, Path.join(inbox, name))
+}
+
+@Suite(.serialized) struct InotifyTests {
+    @Test func inotify_sees_a_rename_into_a_watched_inbox() throws {
+        let t = TempDir("inotify")
+        let inbox = try makeInbox(t)
+        let w = try InotifyWatcher()
+        try w.watchInbox(inbox)
+        #expect(try w.readEvents() == [])
+        try deliver(inbox, "01JDZ0000000000000000000AA.json")
+        let events = try w.readEvents()
+        #expect(events == [.captureArrived(inbox: inbox, name: "01JDZ0000000000000000000AA.json")])
+        // Nothing is reported twice, and the temp file's own creation in tmp/ is not watched.
+        #expect(try w.readEvents() == [])
+    }
+
+    @Test func inotify_reports_files_leaving_an_inbox() throws {
+        let t = TempDir("inotify")
+        let inbox = try makeInbox(t)
+        try Durable.makeDirectory(Path.join(inbox, "rejected"), mode: 0o700)
+        try deliver(inbox, "A.json")
+        try deliver(inbox, "B.json")
+        let w = try InotifyWatcher()
+        try w.watchInbox(inbox)
+        try Sys.unlink(Path.join(inbox, "A.json"))
+        try Sys.rename(Path.join(inbox, "B.json"), Path.join(inbox, "rejected/B.json"))
+        #expect(try w.readEvents() == [.fileRemoved(dir: inbox, name: "A.json"),
+                                       .fileRemoved(dir: inbox, name: "B.json")])
+    }
+
+    @Test func inotify_reports_hand_edits_of_pages() throws {
+        let t = TempDir("inotify")
+        let journals = t.sub("journals")
+        try Durable.makeDirectory(journals, mode: 0o755)
+        let w = try InotifyWatcher()
+        try w.watchPages(journals)
+        try writeText(Path.join(journals, "2026_12_02.md"), "- edited by hand\n")
+        let events = try w.readEvents()
+        #expect(events.contains(.pageChanged(path: Path.join(journals, "2026_12_02.md"))))
+        #expect(!events.contains { if case .captureArrived = $0 { return true } else { return false } })
+    }
+
+    @Test func inbox_removed_and_recreated_is_watched_again() throws {
+        let t = TempDir("inotify")
+        let inbox = t.sub("captures")
+        try Durable.makeDirectory(inbox, mode: 0o700)
+        let w = try InotifyWatcher()
+        try w.watchInbox(inbox)
+        try Sys.rmdir(inbox)
+        #expect(try w.readEvents() == [.inboxGone(inbox)])
+        #expect(w.watchedInboxes == [])
+        try Sys.mkdir(inbox, 0o700)
+        #expect(try w.readEvents() == [.inboxReturned(inbox)])
+        #expect(w.watchedInboxes == [inbox])
+        try Sys.mkdir(Path.join(inbox, "tmp"), 0o700)
+        try deliver(inbox, "C.json")
+        #expect(try w.readEvents() == [.captureArrived(inbox: inbox, name: "C.json")])
+    }
+
+    @Test func inbox_recreated_before_the_loop_looks_is_watched_again() throws {
+        let t = TempDir("inotify")
+        let inbox = t.sub("captures")
+        try Durable.makeDirectory(inbox, mode: 0o700)
+        let w = try InotifyWatcher()
+        try w.watchInbox(inbox)
+        try Sys.rmdir(inbox)
+        try Sys.mkdir(inbox, 0o700)  // before readEvents: the parent watch cannot see this mkdir
+        #expect(try w.readEvents() == [.inboxGone(inbox), .inboxReturned(inbox)])
+        try Sys.mkdir(Path.join(inbox, "tmp"), 0o700)
+        try deliver(inbox, "D.json")
+        #expect(try w.readEvents() == [.captureArrived(inbox: inbox, name: "D.json")])
+    }
+
+    static let maxQueued = "/proc/sys/fs/inotify/max_queued_events"
+
+    @Test(.enabled(if: access(maxQueued, W_OK) == 0,
+                   "needs a writable /proc/sys/fs/inotify/max_queued_events (root, not read-only /proc)"))
+    func inotify_queue_overflow_is_reported() throws {
+        let t = TempDir("inotify")
+        let inbox = try makeInbox(t)
+        // The limit is read when the inotify instance is created: shrink it just for that, then restore.
+        let saved = readText(Self.maxQueued)!.trimmingCharacters(in: .whitespacesAndNewlines)
+        try writeText(Self.maxQueued, "8\n")
+        let w: InotifyWatcher
+        do {
+            defer { try? writeText(Self.maxQueued, saved + "\n") }
+            w = try InotifyWatcher()
+        }
+        #expect(readText(Self.maxQueued)?.trimmingCharacters(in: .whitespacesAndNewlines) == saved)
+        try w.watchInbox(inbox)
+        for i in 0..<40 { try deliver(inbox, "F\(i).json") }
+        let events = try w.readEvents()
+        #expect(events.contains(.overflow))
+        #expect(events.filter { $0 == .overflow }.count == 1)
+    }
+}

@@ -1,0 +1,86 @@
+// JournalLog: the readable stderr line, the auto mode's $JOURNAL_STREAM check, and (where a
+// journald is listening on the default socket) the native fields as journalctl shows them.
+import Foundation
+import Testing
+import Daemon
+import SystemCalls
+import TestSupport
+
+@Suite(.serialized) struct JournalLogTests {
+    @Test func journal_log_to_stderr_writes_one_readable_line_per_event() throws {
+        let t = TempDir("journallog")
+        let p = t.sub("stderr")
+        let fd = try Sys.open(p, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let log = JournalLog(mode: .stderr, stderrFD: fd)
+        #expect(!log.usesJournal)
+        log.drained(captureID: "01JDZ5K3M7Q8R9S0T1V2W3X4Y5", blockID: "0193f7e3-1c2d-4e5f-8a9b-0c1d2e3f4a5b",
+                    day: "2026-12-02", source: "cli", latencyUsec: 1234, inbox: "/home/u/outl/.outl/captures")
+        log.rejected(captureID: "01JDZ5K3M7Q8R9S0T1V2W3X4Y6", reason: "not JSON", inbox: "/in")
+        log.info("ready; 2 inboxes\nwatched", id: .ready)
+        log.error("cannot boot: EIO")
+        Sys.close(fd)
+        #expect(readText(p) == """
+            outld: drained 01JDZ5K3M7Q8R9S0T1V2W3X4Y5 → 2026-12-02 (block 0193f7e3-1c2d-4e5f-8a9b-0c1d2e3f4a5b, source cli, 1.2 ms)
+            outld: warning: rejected 01JDZ5K3M7Q8R9S0T1V2W3X4Y6 in /in: not JSON (moved to rejected/)
+            outld: ready; 2 inboxes watched
+            outld: error: cannot boot: EIO
+
+            """)
+    }
+
+    @Test func auto_mode_uses_the_journal_only_when_stderr_is_the_journal_stream() throws {
+        let t = TempDir("journallog")
+        let p = t.sub("stream")
+        let fd = try Sys.open(p, O_WRONLY | O_CREAT, 0o600)
+        defer { Sys.close(fd); unsetenv("JOURNAL_STREAM") }
+        let st = try Sys.fstat(fd)
+        unsetenv("JOURNAL_STREAM")
+        #expect(!JournalLog(mode: .auto, stderrFD: fd).usesJournal)
+        setenv("JOURNAL_STREAM", "\(st.st_dev):\(st.st_ino)", 1)
+        #expect(JournalLog(mode: .auto, stderrFD: fd).usesJournal)
+        setenv("JOURNAL_STREAM", "\(st.st_dev):\(st.st_ino + 1)", 1)  // inherited, but stderr was redirected
+        #expect(!JournalLog(mode: .auto, stderrFD: fd).usesJournal)
+        #expect(JournalLog(mode: .journal, stderrFD: fd).usesJournal)
+    }
+
+    @Test func message_ids_are_distinct_128_bit_lower_case_hex() {
+        let ids = MessageID.allCases.map(\.rawValue)
+        #expect(Set(ids).count == ids.count)
+        #expect(ids.allSatisfy { $0.count == 32 && $0.allSatisfy { "0123456789abcdef".contains($0) } })
+    }
+
+    static var journaldListening: Bool {
+        access("/run/systemd/journal/socket", W_OK) == 0 && access("/usr/bin/journalctl", X_OK) == 0
+    }
+
+    @Test(.enabled(if: journaldListening, "needs journald on /run/systemd/journal/socket and journalctl"))
+    func journal_log_to_the_journal_stores_the_native_fields() throws {
+        let captureID = "01TEST" + String(UInt64.random(in: 0...UInt64.max), radix: 32).uppercased()
+        let log = JournalLog(mode: .journal)
+        log.drained(captureID: captureID, blockID: "0193f7e3-1c2d-4e5f-8a9b-0c1d2e3f4a5b", day: "2026-12-02",
+                    source: "hotkey", latencyUsec: 4321, inbox: "/tmp/inbox")
+        log.rejected(captureID: captureID, reason: "text is empty", inbox: "/tmp/inbox")
+        // journald stores asynchronously: wait for both entries with a generous deadline.
+        var entries: [[String: Any]] = []
+        for _ in 0..<50 {
+            let r = try run("/usr/bin/journalctl", ["--no-pager", "-o", "json", "OUTL_CAPTURE_ID=\(captureID)"])
+            entries = r.stdout.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            if entries.count >= 2 { break }
+            usleep(100_000)
+        }
+        try #require(entries.count == 2)
+        let drained = entries.first { $0["MESSAGE_ID"] as? String == MessageID.drained.rawValue }
+        #expect(drained?["OUTL_BLOCK_ID"] as? String == "0193f7e3-1c2d-4e5f-8a9b-0c1d2e3f4a5b")
+        #expect(drained?["OUTL_JOURNAL_DAY"] as? String == "2026-12-02")
+        #expect(drained?["OUTL_SOURCE"] as? String == "hotkey")
+        #expect(drained?["OUTL_LATENCY_USEC"] as? String == "4321")
+        #expect(drained?["OUTL_INBOX"] as? String == "/tmp/inbox")
+        #expect(drained?["PRIORITY"] as? String == "6")
+        #expect(drained?["SYSLOG_IDENTIFIER"] as? String == "outld")
+        let rejected = entries.first { $0["MESSAGE_ID"] as? String == MessageID.rejected.rawValue }
+        #expect(rejected?["OUTL_REASON"] as? String == "text is empty")
+        #expect(rejected?["PRIORITY"] as? String == "4")
+    }
+}
