@@ -38,8 +38,14 @@ final class DrainLog: DrainObserver {
     func drained(_ c: DrainedCapture) {
         if traceFD != nil { traced.append((c.captureID, wallClockMicros())) }
         if c.duplicate { duplicates += 1 } else { drained += 1 }
-        log.drained(captureID: c.captureID, blockID: c.blockID, day: c.day, source: c.source,
-                    latencyUsec: c.latencyUsec, inbox: c.inbox, duplicate: c.duplicate)
+        if c.duplicate {
+            // A replay after a crash or a synced copy: the block exists, only the file went.
+            log.info("\(c.captureID) was already in the journal for \(c.day) (block \(c.blockID)); removed the copy",
+                     fields: ["OUTL_CAPTURE_ID": c.captureID, "OUTL_BLOCK_ID": c.blockID, "OUTL_INBOX": c.inbox])
+        } else {
+            log.drained(captureID: c.captureID, blockID: c.blockID, day: c.day, source: c.source,
+                        latencyUsec: c.latencyUsec, inbox: c.inbox)
+        }
     }
 
     func rejected(inbox: String, name: String, reason: String) {

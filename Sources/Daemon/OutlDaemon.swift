@@ -182,6 +182,7 @@ public final class OutlDaemon {
                     log.warning("inbox \(dir) was removed; creating it again")
                     do { try prepareInbox(dir) } catch { log.error("cannot re-create inbox \(dir): \(error)") }
                     drain = true
+                case .inboxReturned: drain = true
                 case .pageChanged(let path): changedPages.insert(path)
                 case .fileRemoved: break
                 }
