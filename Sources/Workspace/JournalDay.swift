@@ -53,3 +53,17 @@ public struct CaptureBlock: Sendable {
 }
 
 public enum AppendOutcome: Sendable, Equatable { case created, alreadyPresent }
+
+extension JournalDay {
+    /// The following calendar day.
+    public var next: JournalDay {
+        if let d = JournalDay(year: year, month: month, day: day + 1) { return d }
+        if let d = JournalDay(year: year, month: month + 1, day: 1) { return d }
+        return JournalDay(year: year + 1, month: 1, day: 1) ?? self
+    }
+}
+
+/// Fresh block ids for callers that have no ULID of their own (the CLI, hand-made blocks).
+public enum BlockIDs {
+    public static func fresh() -> String { BlockID.random().description }
+}
