@@ -1,1 +1,159 @@
-print("outl: not built yet")
+// outl: inspect and poke a workspace from a shell: show a day's journal, check that the projection and
+// the op log agree, and `daily append` (the slow path: boot the whole workspace for one line), which
+// `make bench` keeps as the baseline the daemon is compared against. Exit 75 when the workspace is
+// locked by another process (outld), 64 on a usage error, 74 on an I/O error.
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemCalls
+import Workspace
+
+let version = "outl 0.1.0"
+let usage = """
+usage: outl [--workspace DIR] show [YYYY-MM-DD]     print a day's journal (default today) from the op log
+       outl [--workspace DIR] check                 check that journals/ and pages/ agree with the op log
+       outl [--workspace DIR] daily append TEXT...  append one block to today's journal (boots the workspace)
+       outl [--workspace DIR] reconcile             turn hand edits of every page file into ops, then project
+       outl --help | --version
+The workspace is DIR, else $OUTL_WORKSPACE, else ~/outl.
+"""
+
+func fail(_ code: Int32, _ message: String) -> Never {
+    var line = Array("outl: \(message)\n".utf8)
+    _ = line.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    exit(code)
+}
+
+func say(_ text: String) {
+    var b = Array(text.utf8)
+    _ = b.withUnsafeMutableBytes { write(1, $0.baseAddress, $0.count) }
+}
+
+/// Today's date and "now" as RFC 3339 with the local offset.
+func now() -> (JournalDay, String) {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    var t = ts.tv_sec
+    var tm = Glibc.tm()
+    localtime_r(&t, &tm)
+    func p(_ v: Int, _ w: Int = 2) -> String { let s = String(v); return String(repeating: "0", count: max(0, w - s.count)) + s }
+    let off = tm.tm_gmtoff / 60
+    let sign = off < 0 ? "-" : "+"
+    let stamp = "\(p(Int(tm.tm_year) + 1900, 4))-\(p(Int(tm.tm_mon) + 1))-\(p(Int(tm.tm_mday)))T"
+        + "\(p(Int(tm.tm_hour))):\(p(Int(tm.tm_min))):\(p(Int(tm.tm_sec))).\(p(Int(ts.tv_nsec) / 1_000_000, 3))"
+        + "\(sign)\(p(abs(off) / 60)):\(p(abs(off) % 60))"
+    let day = JournalDay(year: Int(tm.tm_year) + 1900, month: Int(tm.tm_mon) + 1, day: Int(tm.tm_mday))!
+    return (day, stamp)
+}
+
+func open(_ options: WorkspaceOptions) -> Workspace {
+    do {
+        return try Workspace(options: options)
+    } catch WorkspaceError.locked(let pid) {
+        fail(75, "the workspace \(options.root) is in use by another process"
+             + (pid.map { " (pid \($0)); with outld running, capture with outl-capture instead" } ?? ""))
+    } catch {
+        fail(74, "cannot open the workspace \(options.root): \(error)")
+    }
+}
+
+var args = Array(CommandLine.arguments.dropFirst())
+var root = Path.environment("OUTL_WORKSPACE") ?? Path.join(Path.home(), "outl")
+var stateDir = Path.environment("OUTL_STATE_DIR")
+var rest: [String] = []
+var i = 0
+while i < args.count {
+    let a = args[i]
+    switch a {
+    case "--help", "-h": say(usage + "\n"); exit(0)
+    case "--version": say(version + "\n"); exit(0)
+    case "--workspace", "--state-dir":
+        guard i + 1 < args.count else { fail(64, "\(a) needs a directory\n" + usage) }
+        if a == "--workspace" { root = Path.expandTilde(args[i + 1]) } else { stateDir = args[i + 1] }
+        i += 2
+        continue
+    default:
+        if a.hasPrefix("--workspace=") { root = Path.expandTilde(String(a.dropFirst(12))); i += 1; continue }
+        rest = Array(args[i...])
+        i = args.count
+    }
+    i += 1
+}
+guard let command = rest.first else { fail(64, "no command\n" + usage) }
+var options = WorkspaceOptions(root: root)
+options.stateDirectory = stateDir
+
+switch command {
+case "show":
+    guard rest.count <= 2 else { fail(64, "show takes at most one date\n" + usage) }
+    let day: JournalDay
+    if rest.count == 2 {
+        guard let d = JournalDay(parsing: rest[1]) else { fail(64, "\(rest[1]): not a date (YYYY-MM-DD)") }
+        day = d
+    } else {
+        day = now().0
+    }
+    let ws = open(options)
+    if let md = await ws.journalMarkdown(day) { say(md) } else {
+        fail(1, "no journal page for \(day.iso)")
+    }
+case "check":
+    guard rest.count == 1 else { fail(64, usage) }
+    let ws = open(options)
+    let problems = await ws.check()
+    let s = await ws.bootSummary
+    for p in problems { say(p + "\n") }
+    if !problems.isEmpty { fail(1, "\(problems.count) page(s) disagree with the op log") }
+    say("ok: \(s.ops) ops in \(s.files) file(s), \(s.pages) pages, \(s.blocks) blocks; the projection agrees\n")
+case "daily":
+    guard rest.count >= 3, rest[1] == "append" else { fail(64, "usage: outl daily append TEXT...") }
+    let text = rest[2...].joined(separator: " ")
+    guard text.contains(where: { !$0.isWhitespace }) else { fail(64, "empty text") }
+    let (day, stamp) = now()
+    let ws = open(options)
+    let id = BlockIDs.fresh()
+    do {
+        _ = try await ws.appendCaptures([CaptureBlock(id: id, day: day, text: text, capturedAt: stamp, source: "cli")])
+        _ = try await ws.projectDirtyPages()
+    } catch {
+        fail(74, "\(error)")
+    }
+    await ws.close()
+    say(id + "\n")
+case "reconcile":
+    let ws = open(options)
+    do {
+        try await ws.reconcileAll()
+        let written = try await ws.projectDirtyPages()
+        for p in written { say("wrote \(p)\n") }
+    } catch {
+        fail(74, "\(error)")
+    }
+case "debug-boot":
+    // Boots and prints what it read, with the wall time: bench/boot.sh drives this.
+    var t0 = timespec(), t1 = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t0)
+    let ws = open(options)
+    clock_gettime(CLOCK_MONOTONIC, &t1)
+    let s = await ws.bootSummary
+    let secs = Double(t1.tv_sec - t0.tv_sec) + Double(t1.tv_nsec - t0.tv_nsec) / 1e9
+    say("ops=\(s.ops) bytes=\(s.bytes) blocks=\(s.blocks) pages=\(s.pages) seconds=\(secs) ops_per_second=\(Int(Double(s.ops) / secs))\n")
+case "debug-generate":
+    // Writes N capture ops (days of 100 blocks) through the real encoder and appender: bench input.
+    guard rest.count == 2, let n = Int(rest[1]), n > 0 else { fail(64, "usage: outl debug-generate N") }
+    let ws = open(options)
+    var batch: [CaptureBlock] = []
+    var day = JournalDay(year: 2000, month: 1, day: 1)!
+    for k in 0..<n {
+        if k % 100 == 0 && k > 0 { day = day.next }
+        batch.append(CaptureBlock(id: BlockIDs.fresh(), day: day, text: "capture number \(k): buy oat milk and call mum",
+                                  capturedAt: "2026-12-01T23:58:07.120-05:00", source: "cli"))
+        if batch.count == 10_000 || k == n - 1 {
+            do { _ = try await ws.appendCaptures(batch) } catch { fail(74, "\(error)") }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+    await ws.close()
+default:
+    fail(64, "\(command): unknown command\n" + usage)
+}

@@ -1,0 +1,93 @@
+// Identifiers: block, page and actor ids as 128-bit values spelled as lower-case UUIDs.
+// Ids this module mints are UUIDv7 (time + getrandom); journal page ids are derived from the day so
+// every device names the same day's page the same way.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// getrandom(2) by its C symbol (Glibc's header is not imported into Swift).
+@_silgen_name("getrandom") private func c_getrandom(_ buf: UnsafeMutableRawPointer, _ len: Int, _ flags: UInt32) -> Int
+
+public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var hi: UInt64
+    public var lo: UInt64
+    public init(hi: UInt64, lo: UInt64) { self.hi = hi; self.lo = lo }
+
+    public static func < (a: BlockID, b: BlockID) -> Bool { a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo }
+
+    /// Parses "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (either case).
+    public init?(_ s: String) {
+        var s = s
+        guard let v = s.withUTF8({ BlockID.parse($0) }) else { return nil }
+        self = v
+    }
+
+    @inline(__always)
+    static func hexValue(_ c: UInt8) -> UInt64? {
+        switch c {
+        case 48...57: return UInt64(c - 48)
+        case 97...102: return UInt64(c - 87)
+        case 65...70: return UInt64(c - 55)
+        default: return nil
+        }
+    }
+
+    /// Parses the 36-byte UUID spelling from raw bytes (the op log's hot path).
+    @inline(__always)
+    static func parse(_ b: UnsafeBufferPointer<UInt8>) -> BlockID? {
+        guard b.count == 36, b[8] == 45, b[13] == 45, b[18] == 45, b[23] == 45 else { return nil }
+        var hi: UInt64 = 0, lo: UInt64 = 0, nibbles = 0
+        for i in 0..<36 where i != 8 && i != 13 && i != 18 && i != 23 {
+            guard let v = hexValue(b[i]) else { return nil }
+            if nibbles < 16 { hi = hi << 4 | v } else { lo = lo << 4 | v }
+            nibbles += 1
+        }
+        return BlockID(hi: hi, lo: lo)
+    }
+
+    public var description: String {
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        var out = [UInt8](repeating: 45, count: 36)
+        var j = 0
+        for i in 0..<32 {
+            if j == 8 || j == 13 || j == 18 || j == 23 { j += 1 }
+            let word = i < 16 ? hi : lo
+            let shift = UInt64((15 - (i % 16)) * 4)
+            out[j] = hex[Int((word >> shift) & 0xF)]
+            j += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A fresh UUIDv7: 48 bits of Unix ms, then getrandom(2) bits, so ids sort roughly by time.
+    public static func random() -> BlockID {
+        var r = (UInt64(0), UInt64(0))
+        withUnsafeMutableBytes(of: &r) { b in
+            var got = 0
+            while got < b.count {
+                let n = c_getrandom(b.baseAddress! + got, b.count - got, 0)
+                if n > 0 { got += n } else if errno != EINTR { fatalError("getrandom failed: \(errno)") }
+            }
+        }
+        let ms = UInt64(HLC.wallMillis())
+        let hi = (ms << 16) | 0x7000 | (r.0 & 0x0FFF)
+        let lo = (r.1 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
+        return BlockID(hi: hi, lo: lo)
+    }
+
+    /// The page id of a journal day: the same on every device (a UUIDv8 whose bits spell the date).
+    public static func journalPage(_ day: JournalDay) -> BlockID {
+        let ymd = UInt64(day.year * 10000 + day.month * 100 + day.day)
+        return BlockID(hi: 0x6A6F_7572_6E61_8000, lo: 0x8000_0000_0000_0000 | ymd)
+    }
+
+    /// The page id of a named page: a UUIDv8 from two FNV-1a hashes of the lower-cased name.
+    public static func namedPage(_ name: String) -> BlockID {
+        var h1: UInt64 = 0xCBF2_9CE4_8422_2325, h2: UInt64 = 0x6C62_272E_07BB_0142
+        for c in name.lowercased().utf8 {
+            h1 = (h1 ^ UInt64(c)) &* 0x0000_0100_0000_01B3
+            h2 = (h2 ^ UInt64(c)) &* 0x0000_0100_0000_01B3
+        }
+        return BlockID(hi: (h1 & ~0xF000) | 0x8000, lo: (h2 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
+    }
+}

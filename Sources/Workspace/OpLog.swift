@@ -1,0 +1,209 @@
+// OpLog: the append-only op files under .outl/ops/. The writer appends a batch with one appendDurably
+// (group commit) and fsyncs the directory when it created the file; the reader streams every
+// ops-*.jsonl (Syncthing/Dropbox conflict copies included) in chunks, keeps the valid lines, and cuts
+// this device's own torn, garbage or zero-filled tail at the last valid record instead of refusing.
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemCalls
+
+final class OpLogWriter {
+    let dir: String
+    let path: String
+    let appender: DurableAppender
+    private var fd: Int32 = -1
+    /// Set after a failed append whose torn bytes could not be cut: start the next batch on a new line.
+    private var needsNewline = false
+
+    init(dir: String, actor: BlockID, appender: DurableAppender) {
+        self.dir = dir
+        self.path = Path.join(dir, "ops-\(actor).jsonl")
+        self.appender = appender
+    }
+
+    /// Appends the ops as one batch and returns once they are on stable storage.
+    func append(_ ops: [Op]) throws {
+        if ops.isEmpty { return }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(ops.count * 256)
+        if needsNewline { bytes.append(10) }
+        for op in ops { OpEncoder.append(op, to: &bytes) }
+        var created = false
+        if fd < 0 {
+            try io(dir) { try Durable.makeDirectory(dir, mode: 0o755) }
+            do {
+                fd = try Sys.open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644)
+                created = true
+            } catch let e as Errno where e == .EEXIST {
+                fd = try io(path) { try Sys.open(path, O_WRONLY | O_APPEND | O_NOFOLLOW) }
+            } catch let e as Errno {
+                throw WorkspaceError.io(e, path: path)
+            }
+        }
+        let before = (try? Sys.fstat(fd)).map { Int64($0.st_size) }
+        do {
+            try bytes.withUnsafeBytes { try appender.appendDurably(fd, $0) }
+            needsNewline = false
+        } catch let e as Errno {
+            // Nothing is promised about what reached the file: cut it back, or fence it off.
+            if let before, (try? Sys.ftruncate(fd, before)) != nil { needsNewline = false } else { needsNewline = true }
+            throw WorkspaceError.io(e, path: path)
+        }
+        // A new file's name is durable only once its directory is.
+        if created { try io(dir) { try Durable.syncDirectory(dir) } }
+    }
+
+    func close() {
+        if fd >= 0 { Sys.close(fd); fd = -1 }
+    }
+}
+
+struct OpLogReadStats {
+    var files = 0
+    var bytes = 0
+    var ops = 0
+    var badLines = 0
+    var cutBytes = 0
+}
+
+enum OpLogReader {
+    /// Names the reader takes: ops-<actor>.jsonl and a sync tool's conflict copies of it.
+    static func isOpLogName(_ name: String) -> Bool {
+        name.hasPrefix("ops-") && name.hasSuffix(".jsonl")
+    }
+
+    /// Reads every op file; `ownName` is this device's file, whose torn tail is cut on disk.
+    static func readAll(dir: String, ownName: String, log: (String) -> Void,
+                        progress: ((Int, Int) -> Void)?) throws -> ([[Op]], OpLogReadStats) {
+        var stats = OpLogReadStats()
+        let names: [String]
+        do { names = try Sys.readDirectory(dir).filter(isOpLogName).sorted() } catch let e as Errno where e == .ENOENT {
+            return ([], stats)
+        } catch let e as Errno { throw WorkspaceError.io(e, path: dir) }
+        var sizes: [Int] = []
+        for n in names { sizes.append((try? Sys.lstat(Path.join(dir, n))).map { Int($0.st_size) } ?? 0) }
+        let total = sizes.reduce(0, +)
+        var done = 0
+        var all: [[Op]] = []
+        for (i, name) in names.enumerated() {
+            let path = Path.join(dir, name)
+            let own = name == ownName
+            let st = try? Sys.lstat(path)
+            guard let st, (st.st_mode & S_IFMT) == S_IFREG else { continue }  // never follow a symlink
+            var ops: [Op] = []
+            ops.reserveCapacity(sizes[i] / 200 + 16)
+            let r = try readFile(path, writable: own, into: &ops) { n in
+                progress?(done + n, total)
+            }
+            done += sizes[i]
+            stats.files += 1
+            stats.bytes += r.size
+            stats.ops += ops.count
+            stats.badLines += r.bad
+            if r.validEnd < r.size {
+                if own {
+                    log("\(path): cut a torn or invalid tail of \(r.size - r.validEnd) bytes at offset \(r.validEnd)")
+                    stats.cutBytes += r.size - r.validEnd
+                } else {
+                    log("\(path): ignored an invalid tail of \(r.size - r.validEnd) bytes (another device's file)")
+                }
+            }
+            if r.bad > 0 { log("\(path): skipped \(r.bad) invalid line(s)") }
+            all.append(ops)
+        }
+        return (all, stats)
+    }
+
+    struct FileResult { var size: Int; var validEnd: Int; var bad: Int }
+
+    static func readFile(_ path: String, writable: Bool, into ops: inout [Op],
+                         progress: (Int) -> Void) throws -> FileResult {
+        let fd = try io(path) { try Sys.open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW) }
+        defer { Sys.close(fd) }
+        var buf = [UInt8](repeating: 0, count: 1 << 20)
+        var have = 0
+        var bufOffset = 0   // file offset of buf[0]
+        var validEnd = 0
+        var bad = 0            // invalid lines followed by valid ones: skipped, kept on disk
+        var badSinceValid = 0  // invalid lines after the last valid one: the tail
+        while true {
+            if have == buf.count { buf.append(contentsOf: repeatElement(0, count: buf.count)) }
+            let n = try io(path) {
+                try buf.withUnsafeMutableBytes { b in
+                    try Sys.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[have...]))
+                }
+            }
+            if n == 0 { break }
+            have += n
+            var start = 0
+            buf.withUnsafeBufferPointer { p in
+                let base = p.baseAddress!
+                while start < have {
+                    guard let nlRaw = memchr(base + start, 10, have - start) else { break }
+                    let nl = UnsafeRawPointer(nlRaw).assumingMemoryBound(to: UInt8.self) - base
+                    if nl > start {
+                        if let op = OpParser.parse(UnsafeBufferPointer(start: base + start, count: nl - start)) {
+                            ops.append(op)
+                            validEnd = bufOffset + nl + 1
+                            bad += badSinceValid
+                            badSinceValid = 0
+                        } else {
+                            badSinceValid += 1
+                        }
+                    } else if validEnd == bufOffset + start {
+                        validEnd = bufOffset + nl + 1  // a blank line right after a valid one is harmless
+                    }
+                    start = nl + 1
+                }
+            }
+            if start > 0 {
+                buf.withUnsafeMutableBytes { b in
+                    if have > start { memmove(b.baseAddress!, b.baseAddress! + start, have - start) }
+                }
+                have -= start
+                bufOffset += start
+            }
+            progress(bufOffset)
+        }
+        let size = bufOffset + have
+        if validEnd < size {
+            if writable {
+                try io(path) {
+                    try Sys.ftruncate(fd, Int64(validEnd))
+                    try Sys.fdatasync(fd)
+                }
+            }
+        }
+        return FileResult(size: size, validEnd: validEnd, bad: bad)
+    }
+
+    /// Merges per-file op lists (each sorted by HLC once sorted here) into one HLC-ordered stream,
+    /// dropping exact duplicates (the same op in a file and its conflict copy).
+    static func merge(_ files: [[Op]], _ body: (Op) -> Void) {
+        var files = files
+        for i in files.indices {
+            var sorted = true
+            files[i].withUnsafeBufferPointer { p in
+                var k = 1
+                while k < p.count { if p[k].hlc < p[k - 1].hlc { sorted = false; break }; k += 1 }
+            }
+            if !sorted { files[i].sort { $0.hlc < $1.hlc } }
+        }
+        var last: HLC? = nil
+        if files.count == 1 {
+            for op in files[0] where op.hlc != last { body(op); last = op.hlc }
+            return
+        }
+        var heads = [Int](repeating: 0, count: files.count)
+        while true {
+            var best = -1
+            for f in files.indices where heads[f] < files[f].count {
+                if best < 0 || files[f][heads[f]].hlc < files[best][heads[best]].hlc { best = f }
+            }
+            if best < 0 { break }
+            let op = files[best][heads[best]]
+            heads[best] += 1
+            if op.hlc != last { body(op); last = op.hlc }
+        }
+    }
+}

@@ -1,0 +1,232 @@
+// OpParser: reads one op-log line straight from bytes (no Foundation, no intermediate objects), the
+// boot's hot path. Returns nil for any line that is torn, garbage or fails its CRC; unknown fields are
+// skipped and an unknown kind yields `.unknown`, so a newer build's ops never stop an older boot.
+public enum OpParser {
+    public static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Op? {
+        guard line.count > 11, line[8] == 32, let base = line.baseAddress else { return nil }
+        var crc: UInt32 = 0
+        for i in 0..<8 {
+            guard let v = BlockID.hexValue(line[i]) else { return nil }
+            crc = crc << 4 | UInt32(v)
+        }
+        let json = UnsafeBufferPointer(start: base + 9, count: line.count - 9)
+        guard CRC32C.checksum(UnsafeRawBufferPointer(json)) == crc else { return nil }
+        var r = Reader(b: json)
+        return r.op()
+    }
+
+    struct Reader {
+        let b: UnsafeBufferPointer<UInt8>
+        var i = 0
+
+        init(b: UnsafeBufferPointer<UInt8>) { self.b = b }
+
+        @inline(__always) mutating func skipSpace() {
+            while i < b.count, b[i] == 32 || b[i] == 9 || b[i] == 13 || b[i] == 10 { i += 1 }
+        }
+
+        @inline(__always) mutating func expect(_ c: UInt8) -> Bool {
+            skipSpace()
+            guard i < b.count, b[i] == c else { return false }
+            i += 1
+            return true
+        }
+
+        /// The raw bytes of a string (without quotes) and whether it holds escapes.
+        mutating func rawString() -> (Range<Int>, Bool)? {
+            skipSpace()
+            guard i < b.count, b[i] == 34 else { return nil }
+            i += 1
+            let start = i
+            var escaped = false
+            while i < b.count {
+                let c = b[i]
+                if c == 34 { let r = start..<i; i += 1; return (r, escaped) }
+                if c == 92 { escaped = true; i += 2; continue }
+                i += 1
+            }
+            return nil
+        }
+
+        func decode(_ r: Range<Int>, _ escaped: Bool) -> String? {
+            let slice = UnsafeBufferPointer(rebasing: b[r])
+            if !escaped { return String(decoding: slice, as: UTF8.self) }
+            var out: [UInt8] = []
+            out.reserveCapacity(slice.count)
+            var j = 0
+            while j < slice.count {
+                let c = slice[j]
+                if c != 92 { out.append(c); j += 1; continue }
+                guard j + 1 < slice.count else { return nil }
+                let e = slice[j + 1]
+                j += 2
+                switch e {
+                case UInt8(ascii: "n"): out.append(10)
+                case UInt8(ascii: "r"): out.append(13)
+                case UInt8(ascii: "t"): out.append(9)
+                case UInt8(ascii: "b"): out.append(8)
+                case UInt8(ascii: "f"): out.append(12)
+                case UInt8(ascii: "u"):
+                    guard j + 4 <= slice.count else { return nil }
+                    var v: UInt32 = 0
+                    for k in 0..<4 {
+                        guard let h = BlockID.hexValue(slice[j + k]) else { return nil }
+                        v = v << 4 | UInt32(h)
+                    }
+                    j += 4
+                    // Surrogate pairs are not produced by our encoder; a lone one becomes U+FFFD.
+                    let scalar = Unicode.Scalar(v) ?? "\u{FFFD}"
+                    out.append(contentsOf: Array(String(Character(scalar)).utf8))
+                default: out.append(e)  // \" \\ \/
+                }
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
+
+        mutating func string() -> String? {
+            guard let (r, e) = rawString() else { return nil }
+            return decode(r, e)
+        }
+
+        mutating func integer() -> Int64? {
+            skipSpace()
+            var neg = false
+            if i < b.count, b[i] == 45 { neg = true; i += 1 }
+            let start = i
+            var v: Int64 = 0
+            while i < b.count, b[i] >= 48, b[i] <= 57 {
+                v = v &* 10 &+ Int64(b[i] - 48)
+                i += 1
+            }
+            guard i > start, i - start <= 18 else { return nil }
+            return neg ? -v : v
+        }
+
+        mutating func id() -> BlockID?? {
+            guard let (r, _) = rawString() else { return nil }
+            if r.isEmpty { return .some(nil) }
+            guard let v = BlockID.parse(UnsafeBufferPointer(rebasing: b[r])) else { return nil }
+            return .some(v)
+        }
+
+        /// Skips any JSON value (for fields a newer build added).
+        mutating func skipValue() -> Bool {
+            skipSpace()
+            guard i < b.count else { return false }
+            switch b[i] {
+            case 34: return rawString() != nil
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                var depth = 0
+                while i < b.count {
+                    let c = b[i]
+                    if c == 34 { guard rawString() != nil else { return false }; continue }
+                    if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") { depth += 1 }
+                    if c == UInt8(ascii: "}") || c == UInt8(ascii: "]") {
+                        depth -= 1
+                        if depth == 0 { i += 1; return true }
+                    }
+                    i += 1
+                }
+                return false
+            default:
+                while i < b.count, b[i] != UInt8(ascii: ","), b[i] != UInt8(ascii: "}") { i += 1 }
+                return true
+            }
+        }
+
+        mutating func props() -> [Property]? {
+            guard expect(UInt8(ascii: "{")) else { return nil }
+            var out: [Property] = []
+            if expect(UInt8(ascii: "}")) { return out }
+            while true {
+                guard let k = string(), expect(UInt8(ascii: ":")), let v = string() else { return nil }
+                out.append(Property(k, v))
+                if expect(UInt8(ascii: ",")) { continue }
+                guard expect(UInt8(ascii: "}")) else { return nil }
+                return out
+            }
+        }
+
+        @inline(__always) func keyIs(_ r: Range<Int>, _ s: StaticString) -> Bool {
+            guard r.count == s.utf8CodeUnitCount else { return false }
+            let p = s.utf8Start
+            for k in 0..<r.count where b[r.lowerBound + k] != p[k] { return false }
+            return true
+        }
+
+        mutating func op() -> Op? {
+            guard expect(UInt8(ascii: "{")) else { return nil }
+            var kind: OpKind? = nil
+            var wall: Int64? = nil, counter: Int64? = nil
+            var actor: BlockID? = nil, opID: BlockID? = nil
+            var op = Op(hlc: HLC(wall: 0, counter: 0, actor: BlockID(hi: 0, lo: 0)), kind: .unknown,
+                        id: BlockID(hi: 0, lo: 0))
+            var hasPage = false
+            while true {
+                guard let (k, _) = rawString(), expect(UInt8(ascii: ":")) else { return nil }
+                if keyIs(k, "k") {
+                    guard let (r, _) = rawString() else { return nil }
+                    if r.count == 2 {
+                        let a = b[r.lowerBound], c = b[r.lowerBound + 1]
+                        switch (a, c) {
+                        case (99, 112): kind = .createPage      // cp
+                        case (99, 98): kind = .createBlock      // cb
+                        case (117, 98): kind = .updateBlock     // ub
+                        case (109, 98): kind = .moveBlock       // mb
+                        case (100, 98): kind = .deleteBlock     // db
+                        case (112, 112): kind = .setPreamble    // pp
+                        default: kind = .unknown
+                        }
+                    } else {
+                        kind = .unknown
+                    }
+                } else if keyIs(k, "w") {
+                    wall = integer()
+                } else if keyIs(k, "c") {
+                    counter = integer()
+                } else if keyIs(k, "a") {
+                    guard let v = id(), let v2 = v else { return nil }
+                    actor = v2
+                } else if keyIs(k, "id") {
+                    guard let v = id(), let v2 = v else { return nil }
+                    opID = v2
+                } else if keyIs(k, "pg") {
+                    guard let v = id(), let v2 = v else { return nil }
+                    op.page = v2; hasPage = true
+                } else if keyIs(k, "pa") {
+                    guard let v = id() else { return nil }
+                    op.parent = v
+                } else if keyIs(k, "pos") {
+                    guard let v = string() else { return nil }
+                    op.pos = v
+                } else if keyIs(k, "t") {
+                    guard let v = string() else { return nil }
+                    op.text = v
+                } else if keyIs(k, "pk") {
+                    guard let v = string() else { return nil }
+                    op.pageKind = v == "j" ? .journal : .named
+                } else if keyIs(k, "pr") {
+                    guard let v = props() else { return nil }
+                    op.props = v
+                } else {
+                    guard skipValue() else { return nil }
+                }
+                if expect(UInt8(ascii: ",")) { continue }
+                guard expect(UInt8(ascii: "}")) else { return nil }
+                break
+            }
+            guard let kind, let wall, let counter, counter >= 0, counter <= Int64(UInt32.max),
+                  let actor else { return nil }
+            op.kind = kind
+            op.hlc = HLC(wall: wall, counter: UInt32(counter), actor: actor)
+            if kind != .unknown {
+                guard let opID else { return nil }
+                op.id = opID
+                if kind == .createBlock && !hasPage { return nil }
+            } else if let opID {
+                op.id = opID
+            }
+            return op
+        }
+    }
+}

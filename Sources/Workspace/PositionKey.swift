@@ -1,0 +1,42 @@
+// PositionKey: sibling order as base-36 fraction strings, so a block can always go between two others.
+// Invariant: keyBetween(a, b) returns k with a < k < b (byte order) whenever a < b; keys never end in '0'.
+public enum PositionKey {
+    static let digits: [UInt8] = Array("0123456789abcdefghijklmnopqrstuvwxyz".utf8)
+
+    static func value(_ c: UInt8) -> Int {
+        switch c {
+        case 48...57: return Int(c) - 48
+        case 97...122: return Int(c) - 87
+        default: return 0
+        }
+    }
+
+    static func fixed(_ v: UInt64, width: Int) -> String {
+        var out = [UInt8](repeating: 48, count: width)
+        var v = v
+        var i = width - 1
+        while i >= 0 { out[i] = digits[Int(v % 36)]; v /= 36; i -= 1 }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A key strictly between `a` and `b` (nil means the open end).
+    public static func between(_ a: String?, _ b: String?) -> String {
+        let ab = Array((a ?? "").utf8)
+        var bb: [UInt8]? = b.map { Array($0.utf8) }
+        if let x = bb, !(ab.lexicographicallyPrecedes(x)) { bb = nil }  // a bad pair: go after a
+        var out: [UInt8] = []
+        var i = 0
+        while i < 4096 {
+            let da = i < ab.count ? value(ab[i]) : 0
+            let db: Int
+            if let x = bb { db = i < x.count ? value(x[i]) : 0 } else { db = 36 }
+            if da == db { out.append(digits[da]); i += 1; continue }
+            if db - da > 1 { out.append(digits[(da + db) / 2]); return String(decoding: out, as: UTF8.self) }
+            // db == da + 1: keep da and look for room above the rest of a.
+            out.append(digits[da])
+            bb = nil
+            i += 1
+        }
+        return String(decoding: out, as: UTF8.self) + "i"
+    }
+}
