@@ -9,7 +9,9 @@ struct ArchitectureTests {
         var root = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { root.deleteLastPathComponent() }
         let swift = ProcessInfo.processInfo.environment["SWIFT_EXEC_FOR_TESTS"] ?? "/opt/swift/usr/bin/swift"
-        let r = try run(swift, ["package", "--package-path", root.path, "dump-package"])
+        // A scratch path of its own: `swift test` holds the lock on .build while this runs.
+        let scratch = TempDir("dump-package")
+        let r = try run(swift, ["package", "--package-path", root.path, "--scratch-path", scratch.path, "dump-package"])
         #expect(r.status == 0, "dump-package failed: \(r.stderr)")
         let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
         var graph: [String: [String]] = [:]

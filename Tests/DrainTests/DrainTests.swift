@@ -90,7 +90,7 @@ import Workspace
 
     @Test func partial_file_is_ignored() async throws {
         let f = try DrainFixture()
-        let tmpFile = Path.join(f.inbox, "tmp/\(ULIDGenerator().next().string).123.tmp")
+        let tmpFile = Path.join(f.inbox, "tmp/\(f.generator.next().string).123.tmp")
         try writeText(tmpFile, #"{"text":"half writ"#)
         try writeText(Path.join(f.inbox, ".syncthing.foo.json.tmp"), #"{"text":"sync temp"}"#)
         try writeText(Path.join(f.inbox, "notes.json~"), #"{"text":"backup"}"#)
