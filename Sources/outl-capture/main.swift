@@ -1,7 +1,9 @@
 // outl-capture: the tiny writer. All of it lives in CaptureCLI so tests can drive it in-process.
+// SIGPIPE is ignored so a closed stdout after a save cannot turn success into a signal death.
 import CaptureCLI
 #if canImport(Glibc)
 import Glibc
 #endif
 
+signal(SIGPIPE, SIG_IGN)
 exit(captureMain(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,132 @@
+// The capture file codec: the accepted shape, every rejection reason, the trim rule, and a
+// round-trip property over random strings built from the characters that break naive encoders.
+import Testing
+@testable import CaptureFormat
+
+private func decode(_ s: String) throws -> DecodedCapture { try CaptureFile.decode(Array(s.utf8)) }
+
+@Test func a_spec_example_decodes_with_its_day_in_its_own_offset() throws {
+    let c = try decode(#"{"text": "buy oat milk", "captured_at": "2026-12-01T23:58:07.120-05:00", "source": "cli"}"#)
+    #expect(c.text == "buy oat milk")
+    #expect(c.source == "cli")
+    #expect(c.capturedAt?.dayString == "2026-12-01")
+    #expect(c.capturedAtRaw == "2026-12-01T23:58:07.120-05:00")
+    #expect(c.warnings.isEmpty)
+}
+
+@Test func unknown_fields_are_ignored_and_missing_source_is_unknown() throws {
+    let c = try decode(#"{"v": 2, "text": "x", "extra": {"deep": [1, {"k": null}]}, "captured_at": "2026-01-01T00:00:00Z"}"#)
+    #expect(c.text == "x")
+    #expect(c.source == "unknown")
+}
+
+@Test func a_bad_or_missing_captured_at_is_a_warning_not_a_rejection() throws {
+    let a = try decode(#"{"text": "x", "captured_at": "yesterday"}"#)
+    #expect(a.capturedAt == nil && a.capturedAtRaw == "yesterday")
+    #expect(a.warnings == ["captured_at unparsable: yesterday"])
+    let b = try decode(#"{"text": "x", "captured_at": 17}"#)
+    #expect(b.capturedAt == nil && b.warnings.count == 1)
+    let c = try decode(#"{"text": "x"}"#)
+    #expect(c.capturedAt == nil && c.warnings == ["captured_at missing"])
+    let d = try decode(#"{"text": "x", "captured_at": "2026-12-01T23:58:07"}"#)  // no offset
+    #expect(d.capturedAt == nil)
+}
+
+@Test func text_is_trimmed_and_inner_lines_are_kept() throws {
+    let c = try decode(#"{"text": " \n\t first\n  second \u00a0\n"}"#)
+    #expect(c.text == "first\n  second")
+}
+
+@Test func each_rejection_has_its_own_one_line_reason() {
+    let cases: [(String, CaptureFormatError)] = [
+        ("[1]", .notAnObject(found: "an array")),
+        ("\"text\"", .notAnObject(found: "a string")),
+        ("{}", .textMissing),
+        (#"{"text": 5}"#, .textNotString(found: "a number")),
+        (#"{"text": null}"#, .textNotString(found: "null")),
+        (#"{"text": " \n\t "}"#, .textEmpty),
+        (#"{"text": ""}"#, .textEmpty),
+        (#"{"text": "x", "source": ["cli"]}"#, .sourceNotString(found: "an array")),
+        (#"{"text": "a", "text": "b"}"#, .duplicateKey("text")),
+        (#"{"text": "a", "source": "x", "source": "y"}"#, .duplicateKey("source")),
+        (#"{"text": "a", "captured_at": "x", "captured_at": "y"}"#, .duplicateKey("captured_at")),
+    ]
+    for (input, expected) in cases {
+        #expect(throws: expected, "\(input)") { try decode(input) }
+        #expect(!expected.description.contains("\n"))
+    }
+    #expect(throws: CaptureFormatError.notUTF8(offset: 9)) { try CaptureFile.decode(Array(#"{"text": "#.utf8) + [0xFF, 0x22, 0x7D]) }
+    do {
+        _ = try decode(#"{"text": "x",}"#)
+        Issue.record("accepted a trailing comma")
+    } catch let e as CaptureFormatError {
+        #expect(e.description.hasPrefix("not JSON:") && e.description.contains("at byte 13"))
+    } catch { Issue.record("\(error)") }
+}
+
+@Test func size_limits_are_enforced_for_text_and_file() throws {
+    let max = String(repeating: "a", count: CaptureFile.maxTextBytes)
+    #expect(try CaptureFile.decode(CaptureFile.encode(Capture(text: max))).text.utf8.count == CaptureFile.maxTextBytes)
+    #expect(throws: CaptureFormatError.textTooLong(bytes: CaptureFile.maxTextBytes + 1)) {
+        try CaptureFile.decode(CaptureFile.encode(Capture(text: max + "b")))
+    }
+    let huge = [UInt8](repeating: 0x20, count: CaptureFile.maxFileBytes + 1)
+    #expect(throws: CaptureFormatError.tooLarge(bytes: CaptureFile.maxFileBytes + 1)) { try CaptureFile.decode(huge) }
+}
+
+@Test func encode_writes_one_line_with_the_three_fields() {
+    let bytes = CaptureFile.encode(Capture(text: "say \"hi\"\nnow", capturedAt: "2026-12-01T23:58:07.120-05:00", source: "cli"))
+    #expect(String(decoding: bytes, as: UTF8.self)
+            == #"{"text":"say \"hi\"\nnow","captured_at":"2026-12-01T23:58:07.120-05:00","source":"cli"}"# + "\n")
+}
+
+/// SplitMix64: a seeded generator, so a failing case can be reproduced from its seed.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Quotes, backslashes, NUL and other controls, newlines, emoji (with ZWJ and skin tones),
+/// RTL text, combining marks, U+2028, a BOM, and any scalar at all.
+func randomText(_ rng: inout SeededRandom) -> String {
+    let pieces: [String] = ["\"", "\\", "\u{0}", "\n", "\r\n", "\t", "\u{1}", "\u{1F}", "\u{7F}", "/",
+                            "😀", "👩‍👩‍👧", "👍🏽", "שלום", "مرحبا", "\u{202E}", "e\u{301}", "\u{2028}",
+                            "\u{FEFF}", "\\u0041", "a", " ", "中文", "{\"text\":1}"]
+    var s = ""
+    for _ in 0..<Int.random(in: 1...40, using: &rng) {
+        if Bool.random(using: &rng) {
+            s += pieces.randomElement(using: &rng)!
+        } else {
+            var v: UInt32
+            repeat { v = UInt32.random(in: 0...0x10FFFF, using: &rng) } while (0xD800...0xDFFF).contains(v)
+            s.unicodeScalars.append(Unicode.Scalar(v)!)
+        }
+    }
+    return s
+}
+
+@Test func round_trip_over_random_strings_is_exact() throws {
+    var rng = SeededRandom(state: 0x5EED_0071)
+    for _ in 0..<3000 {
+        let text = "x" + randomText(&rng) + "y"  // non-blank ends: the trim rule is tested separately
+        let source = randomText(&rng)
+        let bytes = CaptureFile.encode(Capture(text: text, capturedAt: "2026-12-01T23:58:07.120-05:00", source: source))
+        #expect(!bytes.dropLast().contains(0x0A), "encoded capture spans lines")
+        let back = try CaptureFile.decode(bytes)
+        #expect(Array(back.text.unicodeScalars) == Array(text.unicodeScalars))
+        #expect(Array(back.source.unicodeScalars) == Array(source.unicodeScalars))
+        // And the generic JSON value round-trips too (keys included).
+        var keyed: [UInt8] = [UInt8(ascii: "{")]
+        JSON.appendString(source, to: &keyed)
+        keyed.append(UInt8(ascii: ":"))
+        JSON.appendString(text, to: &keyed)
+        keyed.append(UInt8(ascii: "}"))
+        #expect(try JSON.parse(keyed) == .object([(source, .string(text))]))
+    }
+}

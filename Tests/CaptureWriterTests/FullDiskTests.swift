@@ -1,0 +1,32 @@
+// A full file system: the writer exits 74, leaves no final file and no temp. Needs to mount a
+// 64 KiB tmpfs; where mounting is not permitted the test says so and skips.
+import Foundation
+import Testing
+import CaptureFormat
+import TestSupport
+
+@Test func a_full_file_system_gives_74_and_leaves_nothing() throws {
+    let s = Sandbox()
+    let mnt = s.dir.sub("mnt")
+    try FileManager.default.createDirectory(atPath: mnt, withIntermediateDirectories: true)
+    let m = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", mnt])
+    guard m.status == 0 else {
+        print("SKIPPED a_full_file_system_gives_74_and_leaves_nothing: cannot mount a tmpfs here (\(m.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))")
+        return
+    }
+    defer { _ = try? run("/bin/umount", [mnt]) }
+    let inbox = mnt + "/inbox"
+    #expect(try s.capture(["--quiet", "--inbox", inbox, "fits"]).status == 0)
+    // Fill every remaining block.
+    let fd = open(mnt + "/filler", O_WRONLY | O_CREAT, 0o600)
+    var chunk = [UInt8](repeating: 0x41, count: 4096)
+    while write(fd, &chunk, chunk.count) > 0 {}
+    while write(fd, &chunk, 1) > 0 {}
+    close(fd)
+    let r = try s.capture(["--inbox", inbox, String(repeating: "x", count: 8000)])
+    #expect(r.status == 74, "\(r.stderr)")
+    #expect(r.stderr.hasPrefix("outl-capture: cannot save to ") && r.stderr.contains("No space left on device"))
+    #expect(r.stdout.isEmpty)
+    #expect(try captures(in: inbox).map(\.capture.text) == ["fits"])
+    #expect(listDir(inbox + "/tmp").isEmpty)
+}

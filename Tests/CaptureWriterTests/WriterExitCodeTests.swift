@@ -1,0 +1,156 @@
+// The writer as a process: what it saves, what it prints, and each sysexits code with its
+// one-line message. Nothing is saved on any failure.
+import Foundation
+import Testing
+import CaptureFormat
+import TestSupport
+
+@Test func words_are_joined_and_saved_with_the_id_on_stdout() throws {
+    let s = Sandbox()
+    let r = try s.capture(["buy", "oat", "milk"])
+    #expect(r.status == 0, "\(r.stderr)")
+    let files = try captures(in: s.inbox)
+    #expect(files.count == 1)
+    #expect(files[0].name == r.stdout.trimmingCharacters(in: .newlines) + ".json")
+    #expect(files[0].capture.text == "buy oat milk")
+    #expect(files[0].capture.source == "cli")
+    #expect(r.stderr.hasPrefix("Saved; lands in the journal for "))
+    #expect(r.stderr.hasSuffix(" when outld drains it\n"))
+}
+
+@Test func modes_are_0700_for_directories_and_0600_for_files() throws {
+    let s = Sandbox()
+    try s.capture(["x"])
+    #expect(mode(of: s.inbox) == 0o700)
+    #expect(mode(of: s.inbox + "/tmp") == 0o700)
+    let name = try #require(listDir(s.inbox).first(where: CaptureName.isFinal))
+    #expect(mode(of: s.inbox + "/" + name) == 0o600)
+    #expect(listDir(s.inbox + "/tmp").isEmpty)
+}
+
+@Test func at_stamps_the_file_the_id_and_the_day() throws {
+    let s = Sandbox()
+    let r = try s.capture(["--at", "2026-12-01T23:58:07.120-05:00", "--source", "phone", "late", "night"])
+    #expect(r.status == 0)
+    let f = try #require(try captures(in: s.inbox).first)
+    #expect(f.capture.capturedAtRaw == "2026-12-01T23:58:07.120-05:00")
+    #expect(f.capture.source == "phone")
+    #expect(CaptureName.ulid(of: f.name)?.timestampMs == 1_796_187_487_120)
+    #expect(r.stderr.contains("journal for 2026-12-01 "))
+}
+
+@Test func stdin_and_dash_are_captured_and_trimmed() throws {
+    let s = Sandbox()
+    #expect(try s.capture(["-"], stdin: Array("  line one\nline two\n\n".utf8)).status == 0)
+    #expect(try s.capture([], stdin: Array("piped\n".utf8)).status == 0)
+    let texts = try captures(in: s.inbox).map(\.capture.text)
+    #expect(texts == ["line one\nline two", "piped"])
+}
+
+@Test func quiet_prints_only_the_id() throws {
+    let s = Sandbox()
+    let r = try s.capture(["--quiet", "x"])
+    #expect(r.status == 0 && r.stderr.isEmpty && r.stdout.count == 27)
+}
+
+@Test func usage_errors_exit_64_with_one_line_and_save_nothing() throws {
+    let s = Sandbox()
+    for (args, stdin) in [(["--bogus", "x"], nil), (["   "], nil), ([], [UInt8]()), (["-"], Array(" \n\t".utf8)),
+                          (["--source"], nil), (["x", "--prompt"], nil), (["--list", "x"], nil), (["--quiet=1", "x"], nil)]
+        as [([String], [UInt8]?)] {
+        let r = try s.capture(args, stdin: stdin)
+        #expect(r.status == 64, "\(args)")
+        #expect(r.stderr.hasPrefix("outl-capture: ") && r.stderr.filter { $0 == "\n" }.count == 1, "\(r.stderr)")
+        #expect(r.stdout.isEmpty)
+    }
+    #expect(try captures(in: s.inbox).isEmpty)
+}
+
+@Test func bad_at_bad_uri_and_bad_input_exit_65() throws {
+    let s = Sandbox()
+    let cases: [([String], [UInt8]?)] = [
+        (["--at", "2026-12-01T23:58:07", "x"], nil),     // no offset
+        (["--at", "yesterday", "x"], nil),
+        (["--at", "1969-12-31T23:59:59Z", "x"], nil),    // before the ULID epoch
+        (["--uri", "outl://capture?text=%zz"], nil),
+        (["--uri", "https://example.com"], nil),
+        (["--uri", "outl://capture?"], nil),             // nothing in it
+        (["-"], [0x66, 0xFF, 0x0A]),                     // not UTF-8
+        ([String(repeating: "a", count: CaptureFile.maxTextBytes + 1)], nil),
+    ]
+    for (args, stdin) in cases {
+        let r = try s.capture(args, stdin: stdin)
+        #expect(r.status == 65, "\(args.map { $0.prefix(40) })")
+        #expect(r.stderr.hasPrefix("outl-capture: ") && r.stderr.filter { $0 == "\n" }.count == 1)
+    }
+    #expect(try captures(in: s.inbox).isEmpty)
+}
+
+@Test func an_inbox_that_cannot_be_created_exits_73() throws {
+    let s = Sandbox()
+    try writeText(s.dir.sub("file"), "in the way")
+    let r = try s.capture(["--inbox", s.dir.sub("file/inbox"), "x"])
+    #expect(r.status == 73)
+    #expect(r.stderr.hasPrefix("outl-capture: cannot create inbox "))
+}
+
+@Test func a_malformed_config_exits_78_unless_the_inbox_is_explicit() throws {
+    let s = Sandbox()
+    try writeText(s.home + "/.config/outl/outld.conf", "workspace = ~/w\nthis is not a setting\n")
+    let r = try s.capture(["x"], env: ["OUTL_WORKSPACE": ""])
+    #expect(r.status == 78)
+    #expect(r.stderr.contains("outld.conf:2:"))
+    #expect(try s.capture(["--inbox", s.dir.sub("explicit"), "x"]).status == 0)
+}
+
+@Test func environment_and_flags_choose_the_inbox() throws {
+    let s = Sandbox()
+    let envInbox = s.dir.sub("device-inbox")
+    #expect(try s.capture(["a"], env: ["OUTL_CAPTURE_INBOX": envInbox]).status == 0)
+    #expect(try captures(in: envInbox).count == 1)
+    let flagInbox = s.dir.sub("flag-inbox")
+    #expect(try s.capture(["--inbox", flagInbox, "b"], env: ["OUTL_CAPTURE_INBOX": envInbox]).status == 0)
+    #expect(try captures(in: flagInbox).count == 1)
+    let other = s.dir.sub("other-ws")
+    #expect(try s.capture(["--workspace", other, "c"]).status == 0)
+    #expect(try captures(in: other + "/.outl/captures").count == 1)
+    #expect(try captures(in: s.inbox).isEmpty)
+}
+
+@Test func uri_links_become_one_line_with_source_share() throws {
+    let s = Sandbox()
+    let r = try s.capture(["--uri", "outl://capture?title=Swift+%26+Linux&url=https%3A%2F%2Fswift.org%2F"])
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(try s.capture(["--uri", "outl://capture?text=read+later&url=https://e.x/a"]).status == 0)
+    let files = try captures(in: s.inbox)
+    #expect(files.map(\.capture.text) == ["[Swift & Linux](https://swift.org/)", "read later https://e.x/a"])
+    #expect(files.allSatisfy { $0.capture.source == "share" })
+}
+
+@Test func help_and_version_exit_0() throws {
+    let s = Sandbox()
+    let h = try s.capture(["--help"])
+    #expect(h.status == 0 && h.stdout.contains("usage: outl-capture"))
+    let v = try s.capture(["--version"])
+    #expect(v.status == 0 && v.stdout.hasPrefix("outl-capture "))
+}
+
+@Test func list_shows_every_drained_inbox_oldest_first() throws {
+    let s = Sandbox()
+    let device = s.dir.sub("device")
+    try s.capture(["--at", "2026-12-02T09:00:00Z", "second"])
+    try s.capture(["--at", "2026-12-01T09:00:00Z", "--inbox", device, "first"])
+    try s.capture(["--at", "2026-12-03T09:00:00Z", "third\nline"])
+    try writeText(s.inbox + "/notes.txt", "not a capture")
+    try writeText(s.inbox + "/01ARZ3NDEKTSV4RRFFQ69G5FAV.json", "{broken")
+    let r = try s.capture(["--list"], env: ["OUTL_CAPTURE_INBOX": device])
+    #expect(r.status == 0)
+    let lines = r.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.count == 4)
+    #expect(lines[0].hasPrefix("01ARZ3NDEKTSV4RRFFQ69G5FAV  -  -  (will be rejected: not JSON"))
+    #expect(lines[1].hasSuffix("  2026-12-01T09:00:00.000Z  cli  first"))
+    #expect(lines[2].hasSuffix("  2026-12-02T09:00:00.000Z  cli  second"))
+    #expect(lines[3].hasSuffix("  cli  third line"))
+    // Without the env var the device inbox is not among the drained ones.
+    #expect(try s.capture(["--list"]).stdout.split(separator: "\n").count == 3)
+}
