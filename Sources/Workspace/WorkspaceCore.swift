@@ -18,6 +18,8 @@ final class WorkspaceCore {
     let writer: OpLogWriter
     var dirty = Set<BlockID>()
     var bases: [BlockID: [[UInt8]]] = [:]
+    /// The file content each page's hand edits were last taken from, so they are taken once.
+    var lastReconciled: [BlockID: [UInt8]] = [:]
     let log: (String) -> Void
     var bootStats = OpLogReadStats()
     static let keptBases = 3
@@ -160,9 +162,22 @@ final class WorkspaceCore {
         guard let current = try readIfExists(path) else { return 0 }
         let history = loadBases(pageID, path: path)
         if let latest = history.last, latest == current { return 0 }
+        if lastReconciled[pageID] == current { return 0 }
         if history.isEmpty, current == render(pageID) { return 0 }
+        // Ids for hand-written blocks derive from the file's bytes: reconciling the same file twice
+        // (a crash before the projection that writes the ids) mints the same ids, so no duplicates.
+        var ordinal: UInt64 = 0
         let ops = Reconciler.diff(file: Markdown.parse(current), bases: history.map(Markdown.parse),
-                                  model: model, page: pageID, mint: BlockID.random)
+                                  model: model, page: pageID, mint: { text in
+                                      ordinal += 1
+                                      let id = BlockID.derived(from: current, page: pageID, ordinal: ordinal)
+                                      // Taken by something else (the same bytes long ago): a fresh id.
+                                      if let b = model.blocks[id], b.deleted || b.text != text || b.page != pageID {
+                                          return BlockID.random()
+                                      }
+                                      return id
+                                  })
+        lastReconciled[pageID] = current
         if ops.isEmpty { return 0 }
         try commit(ops)
         dirty.insert(pageID)
