@@ -191,7 +191,9 @@ enum OpLogReader {
         }
         var last: HLC? = nil
         if files.count == 1 {
-            for op in files[0] where op.hlc != last { body(op); last = op.hlc }
+            files[0].withUnsafeBufferPointer { p in
+                for k in 0..<p.count where p[k].hlc != last { body(p[k]); last = p[k].hlc }
+            }
             return
         }
         var heads = [Int](repeating: 0, count: files.count)
