@@ -39,14 +39,38 @@ final class WorkspaceCore {
             actor = try DeviceState.actor(stateDir)
             clock = HLClock(actor: actor)
             writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender)
-            let (files, stats) = try OpLogReader.readAll(
-                dir: opsDir, ownName: "ops-\(actor).jsonl", log: log, progress: options.bootProgress)
-            bootStats = stats
-            model.blocks.reserveCapacity(stats.ops)
-            OpLogReader.merge(files) { op in
-                clock.observe(op.hlc)
-                model.apply(op)
+            // Fast path: one op file in HLC order (one device) is applied as it is read.
+            var streamed = Model()
+            let logBytes = (try? Sys.readDirectory(opsDir))?.reduce(0) { sum, n in
+                sum + ((try? Sys.lstat(Path.join(opsDir, n))).map { Int($0.st_size) } ?? 0)
+            } ?? 0
+            streamed.blocks.reserveCapacity(logBytes / 300)
+            var streamClock = clock
+            var last: HLC? = nil
+            var inOrder = true
+            let ownName = "ops-\(actor).jsonl"
+            var (files, stats) = try OpLogReader.readAll(
+                dir: opsDir, ownName: ownName, log: log, progress: options.bootProgress, stream: { op in
+                    guard inOrder else { return }
+                    if let l = last, op.hlc < l { inOrder = false; return }
+                    if op.hlc != last { streamClock.observe(op.hlc); streamed.apply(op) }
+                    last = op.hlc
+                })
+            if files.isEmpty && inOrder {
+                model = streamed
+                clock = streamClock
+            } else {
+                if !inOrder {
+                    streamed = Model()
+                    (files, stats) = try OpLogReader.readAll(dir: opsDir, ownName: ownName, log: log, progress: nil)
+                }
+                model.blocks.reserveCapacity(stats.ops)
+                OpLogReader.merge(files) { op in
+                    clock.observe(op.hlc)
+                    model.apply(op)
+                }
             }
+            bootStats = stats
         } catch {
             Sys.close(lockFD)
             throw error
