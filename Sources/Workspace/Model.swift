@@ -57,15 +57,17 @@ public struct Model: Sendable {
             }
             return op.id
         case .createBlock:
-            if blocks[op.id] != nil { return nil }
-            blocks[op.id] = Block(page: op.page, parent: op.parent, pos: op.pos, text: op.text,
-                                  props: op.props, deleted: false)
-            if pages[op.page] == nil {
+            // One hash on the common path: insert, and put the old block back if there was one.
+            let new = Block(page: op.page, parent: op.parent, pos: op.pos, text: op.text, props: op.props, deleted: false)
+            if let old = blocks.updateValue(new, forKey: op.id) { blocks[op.id] = old; return nil }
+            var pi = pages.index(forKey: op.page)
+            if pi == nil {
                 // A block whose page op has not arrived (yet): keep it; the page is not projected.
                 pages[op.page] = Page(id: op.page, kind: .named, name: "", known: false)
+                pi = pages.index(forKey: op.page)
             }
-            pages[op.page]!.blocks.append(op.id)
-            if op.parent == nil, op.pos > pages[op.page]!.maxTopPos { pages[op.page]!.maxTopPos = op.pos }
+            pages.values[pi!].blocks.append(op.id)
+            if op.parent == nil, op.pos > pages.values[pi!].maxTopPos { pages.values[pi!].maxTopPos = op.pos }
             return op.page
         case .updateBlock:
             guard var b = blocks[op.id] else { opsSkipped += 1; return nil }

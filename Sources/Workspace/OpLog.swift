@@ -73,8 +73,11 @@ enum OpLogReader {
     }
 
     /// Reads every op file; `ownName` is this device's file, whose torn tail is cut on disk.
+    /// With `stream` set and a single op file, ops go straight to `stream` (no op array held) and the
+    /// result's lists are empty; the caller must check the stream was in HLC order.
     static func readAll(dir: String, ownName: String, log: (String) -> Void,
-                        progress: ((Int, Int) -> Void)?) throws -> ([[Op]], OpLogReadStats) {
+                        progress: ((Int, Int) -> Void)?,
+                        stream: ((Op) -> Void)? = nil) throws -> ([[Op]], OpLogReadStats) {
         var stats = OpLogReadStats()
         let names: [String]
         do { names = try Sys.readDirectory(dir).filter(isOpLogName).sorted() } catch let e as Errno where e == .ENOENT {
@@ -91,14 +94,19 @@ enum OpLogReader {
             let st = try? Sys.lstat(path)
             guard let st, (st.st_mode & S_IFMT) == S_IFREG else { continue }  // never follow a symlink
             var ops: [Op] = []
-            ops.reserveCapacity(sizes[i] / 200 + 16)
-            let r = try readFile(path, writable: own, into: &ops) { n in
-                progress?(done + n, total)
+            var count = 0
+            let r: FileResult
+            if let stream, names.count == 1 {
+                r = try readFile(path, writable: own, sink: { count += 1; stream($0) }) { n in progress?(done + n, total) }
+            } else {
+                ops.reserveCapacity(sizes[i] / 200 + 16)
+                r = try readFile(path, writable: own, sink: { ops.append($0) }) { n in progress?(done + n, total) }
+                count = ops.count
             }
             done += sizes[i]
             stats.files += 1
             stats.bytes += r.size
-            stats.ops += ops.count
+            stats.ops += count
             stats.badLines += r.bad
             if r.validEnd < r.size {
                 if own {
@@ -109,14 +117,14 @@ enum OpLogReader {
                 }
             }
             if r.bad > 0 { log("\(path): skipped \(r.bad) invalid line(s)") }
-            all.append(ops)
+            if !ops.isEmpty { all.append(ops) }
         }
         return (all, stats)
     }
 
     struct FileResult { var size: Int; var validEnd: Int; var bad: Int }
 
-    static func readFile(_ path: String, writable: Bool, into ops: inout [Op],
+    static func readFile(_ path: String, writable: Bool, sink: (Op) -> Void,
                          progress: (Int) -> Void) throws -> FileResult {
         let fd = try io(path) { try Sys.open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW) }
         defer { Sys.close(fd) }
@@ -143,7 +151,7 @@ enum OpLogReader {
                     let nl = UnsafeRawPointer(nlRaw).assumingMemoryBound(to: UInt8.self) - base
                     if nl > start {
                         if let op = OpParser.parse(UnsafeBufferPointer(start: base + start, count: nl - start)) {
-                            ops.append(op)
+                            sink(op)
                             validEnd = bufOffset + nl + 1
                             bad += badSinceValid
                             badSinceValid = 0
@@ -191,7 +199,9 @@ enum OpLogReader {
         }
         var last: HLC? = nil
         if files.count == 1 {
-            for op in files[0] where op.hlc != last { body(op); last = op.hlc }
+            files[0].withUnsafeBufferPointer { p in
+                for k in 0..<p.count where p[k].hlc != last { body(p[k]); last = p[k].hlc }
+            }
             return
         }
         var heads = [Int](repeating: 0, count: files.count)

@@ -15,12 +15,12 @@ enum Reconciler {
     /// Gives every block in the file an id this page can own: a block without one, a second copy of
     /// one, or one that belongs to another page gets a fresh id (it is a new block).
     static func assignIDs(_ blocks: inout [MDBlock], page: BlockID, model: Model, seen: inout Set<BlockID>,
-                          mint: () -> BlockID) {
+                          mint: (String) -> BlockID) {
         for i in blocks.indices {
             if let id = blocks[i].id, !seen.contains(id), model.blocks[id].map({ $0.page == page }) ?? true {
                 seen.insert(id)
             } else {
-                let id = mint()
+                let id = mint(blocks[i].text)
                 blocks[i].id = id
                 seen.insert(id)
             }
@@ -49,7 +49,7 @@ enum Reconciler {
     /// Ops (with placeholder stamps; the caller stamps them in order) that make the model say what the
     /// file says.
     static func diff(file parsed: MDPage, bases: [MDPage], model: Model, page: BlockID,
-                     mint: () -> BlockID) -> [Op] {
+                     mint: (String) -> BlockID) -> [Op] {
         var file = parsed
         var seen = Set<BlockID>()
         assignIDs(&file.blocks, page: page, model: model, seen: &seen, mint: mint)

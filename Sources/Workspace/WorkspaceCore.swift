@@ -18,6 +18,8 @@ final class WorkspaceCore {
     let writer: OpLogWriter
     var dirty = Set<BlockID>()
     var bases: [BlockID: [[UInt8]]] = [:]
+    /// The file content each page's hand edits were last taken from, so they are taken once.
+    var lastReconciled: [BlockID: [UInt8]] = [:]
     let log: (String) -> Void
     var bootStats = OpLogReadStats()
     static let keptBases = 3
@@ -37,14 +39,38 @@ final class WorkspaceCore {
             actor = try DeviceState.actor(stateDir)
             clock = HLClock(actor: actor)
             writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender)
-            let (files, stats) = try OpLogReader.readAll(
-                dir: opsDir, ownName: "ops-\(actor).jsonl", log: log, progress: options.bootProgress)
-            bootStats = stats
-            model.blocks.reserveCapacity(stats.ops)
-            OpLogReader.merge(files) { op in
-                clock.observe(op.hlc)
-                model.apply(op)
+            // Fast path: one op file in HLC order (one device) is applied as it is read.
+            var streamed = Model()
+            let logBytes = (try? Sys.readDirectory(opsDir))?.reduce(0) { sum, n in
+                sum + ((try? Sys.lstat(Path.join(opsDir, n))).map { Int($0.st_size) } ?? 0)
+            } ?? 0
+            streamed.blocks.reserveCapacity(logBytes / 300)
+            var streamClock = clock
+            var last: HLC? = nil
+            var inOrder = true
+            let ownName = "ops-\(actor).jsonl"
+            var (files, stats) = try OpLogReader.readAll(
+                dir: opsDir, ownName: ownName, log: log, progress: options.bootProgress, stream: { op in
+                    guard inOrder else { return }
+                    if let l = last, op.hlc < l { inOrder = false; return }
+                    if op.hlc != last { streamClock.observe(op.hlc); streamed.apply(op) }
+                    last = op.hlc
+                })
+            if files.isEmpty && inOrder {
+                model = streamed
+                clock = streamClock
+            } else {
+                if !inOrder {
+                    streamed = Model()
+                    (files, stats) = try OpLogReader.readAll(dir: opsDir, ownName: ownName, log: log, progress: nil)
+                }
+                model.blocks.reserveCapacity(stats.ops)
+                OpLogReader.merge(files) { op in
+                    clock.observe(op.hlc)
+                    model.apply(op)
+                }
             }
+            bootStats = stats
         } catch {
             Sys.close(lockFD)
             throw error
@@ -160,9 +186,22 @@ final class WorkspaceCore {
         guard let current = try readIfExists(path) else { return 0 }
         let history = loadBases(pageID, path: path)
         if let latest = history.last, latest == current { return 0 }
+        if lastReconciled[pageID] == current { return 0 }
         if history.isEmpty, current == render(pageID) { return 0 }
+        // Ids for hand-written blocks derive from the file's bytes: reconciling the same file twice
+        // (a crash before the projection that writes the ids) mints the same ids, so no duplicates.
+        var ordinal: UInt64 = 0
         let ops = Reconciler.diff(file: Markdown.parse(current), bases: history.map(Markdown.parse),
-                                  model: model, page: pageID, mint: BlockID.random)
+                                  model: model, page: pageID, mint: { text in
+                                      ordinal += 1
+                                      let id = BlockID.derived(from: current, page: pageID, ordinal: ordinal)
+                                      // Taken by something else (the same bytes long ago): a fresh id.
+                                      if let b = model.blocks[id], b.deleted || b.text != text || b.page != pageID {
+                                          return BlockID.random()
+                                      }
+                                      return id
+                                  })
+        lastReconciled[pageID] = current
         if ops.isEmpty { return 0 }
         try commit(ops)
         dirty.insert(pageID)

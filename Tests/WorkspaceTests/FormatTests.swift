@@ -1,0 +1,74 @@
+// The op-log line format and its checksum, the calendar and the page file names.
+import Testing
+@testable import Workspace
+
+@Test func crc32c_matches_the_known_vectors() {
+    #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
+    #expect(CRC32C.checksum([UInt8](repeating: 0, count: 32)) == 0x8A91_36AA)
+    #expect(CRC32C.checksum([UInt8](repeating: 0xFF, count: 32)) == 0x62A8_AB43)
+    #expect(CRC32C.checksum((0..<32).map { UInt8($0) }) == 0x46DD_794E)
+    #expect(CRC32C.checksum([]) == 0)
+}
+
+@Test func op_lines_round_trip_through_the_byte_parser() {
+    let actor = BlockID.random()
+    var op = Op(hlc: HLC(wall: 1_796_206_489_801, counter: 7, actor: actor), kind: .createBlock, id: BlockID.random())
+    op.page = BlockID.journalPage(JournalDay(year: 2026, month: 12, day: 2)!)
+    op.pos = "0mx5yytop0001i"
+    op.text = "quote \" backslash \\ newline \n tab \t cr \r nul \u{0} bell \u{7} emoji 🧪 ünï"
+    op.props = [Property("captured-at", "2026-12-01T23:58:07.120-05:00"), Property("source", "c\"li")]
+    let line = OpEncoder.line(op)
+    #expect(line.last == 10)
+    let parsed = line.dropLast().withUnsafeBufferPointer { OpParser.parse($0) }
+    #expect(parsed?.text == op.text)
+    #expect(parsed?.props == op.props)
+    #expect(parsed?.hlc == op.hlc)
+    #expect(parsed?.page == op.page)
+    #expect(parsed?.pos == op.pos)
+    #expect(parsed?.kind == .createBlock)
+    #expect(parsed?.parent == nil)
+}
+
+@Test func a_flipped_bit_fails_the_line_check() {
+    var op = Op(hlc: HLC(wall: 1, counter: 0, actor: BlockID.random()), kind: .deleteBlock, id: BlockID.random())
+    op.text = ""
+    var line = Array(OpEncoder.line(op).dropLast())
+    line[30] ^= 0x01
+    #expect(line.withUnsafeBufferPointer { OpParser.parse($0) } == nil)
+    #expect([UInt8](repeating: 0, count: 200).withUnsafeBufferPointer { OpParser.parse($0) } == nil)
+}
+
+@Test func journal_day_validates_the_calendar() {
+    #expect(JournalDay(year: 2026, month: 2, day: 29) == nil)
+    #expect(JournalDay(year: 2028, month: 2, day: 29) != nil)
+    #expect(JournalDay(year: 2026, month: 13, day: 1) == nil)
+    #expect(JournalDay(year: 2026, month: 12, day: 2)!.fileStem == "2026_12_02")
+    #expect(JournalDay(year: 2026, month: 12, day: 2)!.iso == "2026-12-02")
+    #expect(JournalDay(year: 2026, month: 12, day: 31)!.next == JournalDay(year: 2027, month: 1, day: 1))
+}
+
+@Test func same_day_gets_the_same_page_id_everywhere() {
+    let d = JournalDay(year: 2026, month: 12, day: 2)!
+    #expect(BlockID.journalPage(d) == BlockID.journalPage(JournalDay(parsing: "2026_12_02")!))
+    #expect(BlockID.journalPage(d) != BlockID.journalPage(d.next))
+}
+
+@Test func page_file_names_are_safe_and_reversible() {
+    for name in ["a/b", "..", ".hidden", "100% done", "what? <x>|*:\"\\", "ünï 🧪", "tab\there"] {
+        let enc = PageFileName.encode(name)
+        #expect(!enc.contains("/") && !enc.hasPrefix(".") && !enc.contains(":") && !enc.contains("\t"))
+        #expect(PageFileName.decode(enc) == name)
+    }
+}
+
+@Test func position_keys_always_fit_between() {
+    var keys = ["0mx5yytop0001i", "0mx5yytp20000i"]
+    for _ in 0..<200 {
+        let k = PositionKey.between(keys[0], keys[1])
+        #expect(keys[0] < k && k < keys[1])
+        keys[1] = k
+    }
+    let after = PositionKey.between("zzz", nil)
+    #expect(after > "zzz")
+    #expect(PositionKey.between(nil, "0001") < "0001")
+}

@@ -1,0 +1,79 @@
+// The projection's Markdown: what a person and Logseq/Obsidian read, and what the reconciler parses back.
+import Testing
+@testable import Workspace
+
+/// A small deterministic generator (SplitMix64) so failures reproduce.
+struct Rng {
+    var s: UInt64
+    mutating func next() -> UInt64 {
+        s &+= 0x9E37_79B9_7F4A_7C15
+        var z = s
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+}
+
+let nastyPieces = [
+    "- ", "-", "* ", "+ ", "id:: ", "key:: value", "collapsed:: true", "#", "# heading", "```", "```swift",
+    "\t", "\r\n", "\r", "\n", "  ", "   - nested?", "\\", "\\- ", "plain words", "ünïcødé", "🧪👩‍👩‍👧",
+    "\u{200B}", "> quote", "1. one", "[[link]]", "((ref))", "::", "a:: b", "", " ", "\n\n",
+    String(repeating: "long ", count: 2000),
+]
+
+func adversarialText(_ r: inout Rng) -> String {
+    var s = ""
+    for _ in 0..<(1 + r.below(6)) { s += nastyPieces[r.below(nastyPieces.count)] }
+    return s
+}
+
+func adversarialBlocks(_ r: inout Rng, depth: Int) -> [MDBlock] {
+    (0..<(r.below(depth == 0 ? 5 : 3) + (depth == 0 ? 1 : 0))).map { _ in
+        var props: [Property] = []
+        if r.below(2) == 0 { props.append(Property("captured-at", "2026-12-02T09:00:00.000+01:00")) }
+        if r.below(3) == 0 { props.append(Property("source", "cli")) }
+        return MDBlock(id: BlockID.random(), text: adversarialText(&r), props: props,
+                       children: depth < 3 && r.below(3) == 0 ? adversarialBlocks(&r, depth: depth + 1) : [])
+    }
+}
+
+@Test func projection_round_trips_adversarial_text() {
+    var r = Rng(s: 42)
+    for _ in 0..<400 {
+        let page = MDPage(preamble: r.below(4) == 0 ? "title:: My page" : "", blocks: adversarialBlocks(&r, depth: 0))
+        let bytes = Markdown.render(page)
+        let back = Markdown.parse(bytes)
+        #expect(back == page, "round trip failed for:\n\(String(decoding: bytes, as: UTF8.self))")
+        if back != page { return }
+    }
+}
+
+@Test func text_that_looks_like_structure_stays_one_block() {
+    let text = "- not a bullet\n  - not a child\nid:: not-an-id\n# not a heading of another block\n```\n- in code\n```"
+    let page = MDPage(blocks: [MDBlock(id: BlockID.random(), text: text)])
+    let back = Markdown.parse(Markdown.render(page))
+    #expect(back.blocks.count == 1)
+    #expect(back.blocks[0].text == text)
+    #expect(back.blocks[0].children.isEmpty)
+}
+
+@Test func a_hand_written_outline_parses_as_people_write_it() {
+    let file = "title:: Notes\n- first\n\t- tabbed child\n  - spaced child\n    more text\n-\n- last\r\n"
+    let p = Markdown.parse(Array(file.utf8))
+    #expect(p.preamble == "title:: Notes")
+    #expect(p.blocks.count == 3)
+    #expect(p.blocks[0].children.map(\.text) == ["tabbed child", "spaced child\nmore text"])
+    #expect(p.blocks[1].text == "")
+    #expect(p.blocks[2].text == "last\r")
+    let crlf = Markdown.parse(Array("- a\r\n- b\r\n".utf8))
+    #expect(crlf.blocks.map(\.text) == ["a", "b"])
+}
+
+@Test func properties_follow_the_first_line_logseq_style() {
+    let id = BlockID.random()
+    let page = MDPage(blocks: [MDBlock(id: id, text: "line one\nline two",
+                                       props: [Property("captured-at", "2026-12-02T09:00:00Z"), Property("source", "cli")])])
+    let text = String(decoding: Markdown.render(page), as: UTF8.self)
+    #expect(text == "- line one\n  captured-at:: 2026-12-02T09:00:00Z\n  source:: cli\n  id:: \(id)\n  line two\n")
+}

@@ -1,0 +1,147 @@
+// Hand edits are never lost: the reconciler against real page files on disk.
+import SystemCalls
+import Testing
+import TestSupport
+@testable import Workspace
+
+func texts(_ ws: Workspace, _ day: JournalDay = day1) async -> [String] {
+    await ws.journalBlocks(day).map(\.text)
+}
+
+func fileText(_ path: String) -> String { readText(path) ?? "" }
+
+/// Replaces `old` with `new` in a file, as an editor would (write in place).
+func handEdit(_ path: String, _ old: String, _ new: String) throws {
+    let t = fileText(path)
+    #expect(t.contains(old), "the file should contain \(old)")
+    try writeText(path, t.replacingOccurrences(of: old, with: new))
+}
+
+@Test func hand_edit_then_capture_both_survive() async throws {
+    let t = TestWorkspace()
+    let ws = try t.open()
+    _ = try await ws.appendCaptures([capture("first")])
+    _ = try await ws.projectDirtyPages()
+    try handEdit(t.journal(day1), "- first", "- first, edited by hand")
+    _ = try await ws.appendCaptures([capture("second")])
+    _ = try await ws.projectDirtyPages()
+    #expect(await texts(ws) == ["first, edited by hand", "second"])
+    let f = fileText(t.journal(day1))
+    #expect(f.contains("- first, edited by hand") && f.contains("- second"))
+    #expect(await ws.check().isEmpty)
+    await ws.close()
+    // And the edit is in the op log, not only in the file.
+    let again = try t.open()
+    #expect(await texts(again) == ["first, edited by hand", "second"])
+}
+
+@Test func stale_editor_buffer_after_capture_keeps_the_capture() async throws {
+    let t = TestWorkspace()
+    let ws = try t.open()
+    _ = try await ws.appendCaptures([capture("alpha"), capture("beta")])
+    _ = try await ws.projectDirtyPages()
+    let editorBuffer = fileText(t.journal(day1))      // the editor opens the file
+    _ = try await ws.appendCaptures([capture("landed while the editor was open")])
+    _ = try await ws.projectDirtyPages()
+    #expect(fileText(t.journal(day1)).contains("landed while"))
+    // The editor saves its stale buffer with an edit.
+    try writeText(t.journal(day1), editorBuffer.replacingOccurrences(of: "- beta", with: "- beta (edited)"))
+    try await ws.reconcile(path: t.journal(day1))
+    _ = try await ws.projectDirtyPages()
+    #expect(await texts(ws) == ["alpha", "beta (edited)", "landed while the editor was open"])
+    let f = fileText(t.journal(day1))
+    #expect(f.contains("landed while the editor was open") && f.contains("beta (edited)"))
+}
+
+@Test func hand_deleted_block_stays_deleted() async throws {
+    let t = TestWorkspace()
+    let ws = try t.open()
+    let doomed = capture("delete me")
+    _ = try await ws.appendCaptures([doomed])
+    _ = try await ws.projectDirtyPages()
+    _ = try await ws.appendCaptures([capture("keep me")])
+    _ = try await ws.projectDirtyPages()
+    // Remove the block's lines (bullet and its properties) by hand.
+    let lines = fileText(t.journal(day1)).split(separator: "\n", omittingEmptySubsequences: false)
+    let start = lines.firstIndex(of: "- delete me")!
+    var kept = lines
+    kept.removeSubrange(start..<(start + 4))
+    try writeText(t.journal(day1), kept.joined(separator: "\n"))
+    try await ws.reconcile(path: t.journal(day1))
+    #expect(await texts(ws) == ["keep me"])
+    // A replay of the same capture (the drain crashed before deleting its file) does not bring it back.
+    #expect(try await ws.appendCaptures([doomed]) == [.alreadyPresent])
+    _ = try await ws.projectDirtyPages()
+    #expect(!fileText(t.journal(day1)).contains("delete me"))
+    await ws.close()
+    let again = try t.open()
+    #expect(await texts(again) == ["keep me"])
+}
+
+@Test func crash_between_op_and_projection_is_fixed_at_boot() async throws {
+    let t = TestWorkspace()
+    do {
+        let ws = try t.open()
+        _ = try await ws.appendCaptures([capture("projected")])
+        _ = try await ws.projectDirtyPages()
+        _ = try await ws.appendCaptures([capture("durable but never projected")])
+        await ws.close()   // "crash": the op is durable, the page file is stale
+    }
+    let before = fileText(t.journal(day1))
+    #expect(!before.contains("never projected"))
+    let ws = try t.open()
+    let written = try await ws.projectDirtyPages()
+    #expect(written == [t.journal(day1)])
+    #expect(await texts(ws) == ["projected", "durable but never projected"])
+    let opsBefore = await ws.bootSummary.ops
+    await ws.close()
+    let again = try t.open()
+    #expect(await again.bootSummary.ops == opsBefore, "no edits were invented")
+    #expect(await again.check().isEmpty)
+}
+
+@Test func hand_written_blocks_and_pages_become_ops_with_ids() async throws {
+    let t = TestWorkspace()
+    let ws = try t.open()
+    _ = try await ws.appendCaptures([capture("captured")])
+    _ = try await ws.projectDirtyPages()
+    try writeText(t.journal(day1), fileText(t.journal(day1)) + "- typed by hand\n  - a child\n")
+    try Durable.makeDirectory(Path.join(t.root, "pages"), mode: 0o755)
+    try writeText(Path.join(t.root, "pages/My page.md"), "- hello page\n")
+    try await ws.reconcileAll()
+    _ = try await ws.projectDirtyPages()
+    let got = await texts(ws)
+    #expect(got == ["captured", "typed by hand", "a child"], "\(got) file:\n\(fileText(t.journal(day1)))")
+    let f = fileText(t.journal(day1))
+    #expect(f.contains("- typed by hand\n  id:: ") && f.contains("  - a child\n    id:: "))
+    #expect(fileText(Path.join(t.root, "pages/My page.md")).hasPrefix("- hello page\n  id:: "))
+    #expect(await ws.check().isEmpty)
+    // Reconciling again changes nothing.
+    let ops = await ws.bootSummary.ops
+    try await ws.reconcileAll()
+    #expect(try await ws.projectDirtyPages().isEmpty)
+    _ = ops
+}
+
+@Test func hand_moved_block_keeps_its_new_place() async throws {
+    let t = TestWorkspace()
+    let ws = try t.open()
+    _ = try await ws.appendCaptures([capture("one"), capture("two"), capture("three")])
+    _ = try await ws.projectDirtyPages()
+    let f = fileText(t.journal(day1))
+    let blocks = f.components(separatedBy: "- ").filter { !$0.isEmpty }
+    try writeText(t.journal(day1), "- " + blocks[2] + "- " + blocks[0] + "- " + blocks[1])
+    try await ws.reconcile(path: t.journal(day1))
+    #expect(await texts(ws) == ["three", "one", "two"])
+}
+
+@Test func projection_writes_only_pages_that_changed() async throws {
+    let t = TestWorkspace()
+    let ws = try t.open()
+    let other = JournalDay(year: 2026, month: 12, day: 3)!
+    _ = try await ws.appendCaptures([capture("a"), capture("b", day: other)])
+    #expect(Set(try await ws.projectDirtyPages()) == [t.journal(day1), t.journal(other)])
+    _ = try await ws.appendCaptures([capture("c", day: other)])
+    #expect(try await ws.projectDirtyPages() == [t.journal(other)])
+    #expect(try await ws.projectDirtyPages() == [])
+}
