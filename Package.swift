@@ -51,6 +51,7 @@ let package = Package(
         .testTarget(name: "WorkspaceTests", dependencies: ["Workspace", "SystemCalls", "TestSupport"]),
         .testTarget(name: "DrainTests", dependencies: ["Drain", "Workspace", "CaptureInbox", "CaptureFormat", "SystemCalls", "BatchIO", "TestSupport"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CInotifyShim", "CaptureFormat", "TestSupport"]),
+        .testTarget(name: "FaultTests", dependencies: ["SystemCalls", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )
