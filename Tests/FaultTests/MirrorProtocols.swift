@@ -26,7 +26,15 @@ func mirrorDeliver(_ bytes: [UInt8], name: String, inbox: String, syncInbox: Boo
         try? Sys.unlink(tmp)
         throw error
     }
-    if syncInbox { try Durable.syncDirectory(inbox) }
+    guard syncInbox else { return }
+    do {
+        try Durable.syncDirectory(inbox)
+    } catch {
+        // "Not saved" must mean no final file: else a drain could land it and the user's retry
+        // would double it. Take the name back (best effort; a crash here is the same as before).
+        try? Sys.unlink(Path.join(inbox, name))
+        throw error
+    }
 }
 
 /// An op log of self-validating lines "<id> <fnv32 hex>\n", appended with O_APPEND + fdatasync;
@@ -38,13 +46,14 @@ final class MirrorOpLog {
     private let appender: DurableAppender
 
     /// Opening cuts a torn tail first: an append after garbage would be unreadable at next boot.
-    init(_ path: String, appender: DurableAppender = PlainAppender()) throws {
+    /// `cutTornTail: false` is the bug, kept so a test can show the model catches it.
+    init(_ path: String, appender: DurableAppender = PlainAppender(), cutTornTail: Bool = true) throws {
         self.path = path
         let existing = (try? Sys.lstat(path)) != nil
         needsDirectorySync = !existing
         fd = try Sys.open(path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         self.appender = appender
-        if existing {
+        if existing && cutTornTail {
             let bytes = try Durable.readRegularFile(path, limit: 1 << 24)
             let valid = MirrorOpLog.validLength(bytes)
             if valid < bytes.count {

@@ -67,7 +67,9 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
     enum Op {
         case create(String, Int)
         case mkdir(String)
-        case rename(String, String)
+        /// The node moved, so a durable rename lands even if the name it came from never did
+        /// (a temp file's create in an un-synced tmp/ does not stop its rename into the inbox).
+        case rename(String, String, Node?)
         case unlink(String)
         case rmdir(String)
         /// `grows` marks writes past the end of the file, the ones a power cut can tear.
@@ -164,7 +166,7 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
                 if let a = call.path.flatMap(relative) { trace.append(.unlink(a)); Self.remove(&live, a) }
                 return
             }
-            trace.append(.rename(a, b))
+            trace.append(.rename(a, b, live[a]))
             Self.move(&live, a, b)
         case .unlink, .uringUnlink:
             guard let a = call.path.flatMap(relative) else { return }
@@ -253,7 +255,7 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
         switch op {
         case .create(let p, _): return "create \(p)"
         case .mkdir(let p): return "mkdir \(p)"
-        case .rename(let a, let b): return "rename \(a) -> \(b)"
+        case .rename(let a, let b, _): return "rename \(a) -> \(b)"
         case .unlink(let p): return "unlink \(p)"
         case .rmdir(let p): return "rmdir \(p)"
         case .write(let id, let off, let bytes, _): return "write \(f(id)) @\(off) \(bytes.count)B"
@@ -276,7 +278,7 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
             case .write(let id, _, _, _), .truncate(let id, _): out[i] = syncedFiles.contains(id)
             case .create(let p, _), .mkdir(let p), .unlink(let p), .rmdir(let p):
                 out[i] = syncedDirs.contains(parent(p))
-            case .rename(_, let b): out[i] = syncedDirs.contains(parent(b))
+            case .rename(_, let b, _): out[i] = syncedDirs.contains(parent(b))
             }
         }
         return out
@@ -338,8 +340,15 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
                 if tree[Self.parent(p)] == .dir { tree[p] = .file(id); if data[id] == nil { data[id] = [] } }
             case .mkdir(let p):
                 if tree[Self.parent(p)] == .dir { tree[p] = .dir }
-            case .rename(let a, let b):
-                if tree[a] != nil && tree[Self.parent(b)] == .dir { Self.move(&tree, a, b) }
+            case .rename(let a, let b, let node):
+                guard tree[Self.parent(b)] == .dir, let node else { break }
+                if tree[a] == node {
+                    Self.move(&tree, a, b)
+                } else {
+                    Self.remove(&tree, b)
+                    tree[b] = node
+                    if case .file(let id) = node, data[id] == nil { data[id] = [] }
+                }
             case .unlink(let p):
                 if case .file? = tree[p] { tree[p] = nil }
             case .rmdir(let p):
