@@ -38,17 +38,19 @@ final class SeamPaths {
             var buf = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             if getcwd(&buf, buf.count) != nil { p = Path.join(String(cString: buf), p) }
         }
-        var parts: [Substring] = []
-        for c in p.split(separator: "/", omittingEmptySubsequences: true) {
-            if c == "." { continue }
-            if c == ".." { _ = parts.popLast(); continue }
-            parts.append(c)
+        // Split on the "/" byte, not on Characters (a combining mark can fuse with a "/").
+        var parts: [String] = []
+        for c in p.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            let part = String(decoding: c, as: UTF8.self)
+            if part == "." { continue }
+            if part == ".." { _ = parts.popLast(); continue }
+            parts.append(part)
         }
         return "/" + parts.joined(separator: "/")
     }
 
     static func isUnder(_ path: String, _ root: String) -> Bool {
-        root == "/" || path == root || path.hasPrefix(root + "/")
+        root == "/" || path.utf8.elementsEqual(root.utf8) || path.utf8.starts(with: (root + "/").utf8)
     }
 
     /// The path a call is about: its own path, else the one its fd was opened with.

@@ -18,6 +18,10 @@
 import Foundation
 import SystemCalls
 
+// Relative paths are compared as bytes: a combining mark can fuse with a "/" into one Character.
+func starts(_ s: String, _ prefix: String) -> Bool { s.utf8.starts(with: prefix.utf8) }
+func dropBytes(_ s: String, _ n: Int) -> String { String(decoding: s.utf8.dropFirst(n), as: UTF8.self) }
+
 /// One state of the tree after a power cut, relative to the recorded root.
 public struct CrashState: CustomStringConvertible {
     /// What was kept, e.g. "durable only", "prefix 2/3", "torn #4 half+zeros".
@@ -38,8 +42,8 @@ public struct CrashState: CustomStringConvertible {
     public func names(in rel: String) -> [String] {
         let prefix = rel.isEmpty ? "" : rel + "/"
         let all = Array(files.keys) + Array(directories)
-        return all.filter { $0.hasPrefix(prefix) && $0 != rel && !$0.dropFirst(prefix.count).contains("/") }
-            .map { String($0.dropFirst(prefix.count)) }.sorted()
+        return all.filter { starts($0, prefix) && $0 != rel && !$0.utf8.dropFirst(prefix.utf8.count).contains(UInt8(ascii: "/")) }
+            .map { dropBytes($0, prefix.utf8.count) }.sorted()
     }
 
     /// Writes this state as a real tree under `dir` (created if missing, must be empty), so the
@@ -228,23 +232,24 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
         let p = SeamPaths.normalize(path)
         if p == root { return "" }
         guard SeamPaths.isUnder(p, root) else { return nil }
-        return root == "/" ? String(p.dropFirst()) : String(p.dropFirst(root.count + 1))
+        return dropBytes(p, root == "/" ? 1 : root.utf8.count + 1)
     }
 
     static func parent(_ rel: String) -> String {
-        guard let slash = rel.lastIndex(of: "/") else { return "" }
-        return String(rel[..<slash])
+        let b = Array(rel.utf8)
+        guard let slash = b.lastIndex(of: UInt8(ascii: "/")) else { return "" }
+        return String(decoding: b[..<slash], as: UTF8.self)
     }
 
     static func remove(_ t: inout [String: Node], _ rel: String) {
         t[rel] = nil
-        for k in t.keys where k.hasPrefix(rel + "/") { t[k] = nil }
+        for k in t.keys where starts(k, rel + "/") { t[k] = nil }
     }
 
     static func move(_ t: inout [String: Node], _ a: String, _ b: String) {
         guard let node = t[a] else { return }
         var moved: [(String, Node)] = [(b, node)]
-        for (k, v) in t where k.hasPrefix(a + "/") { moved.append((b + k.dropFirst(a.count), v)) }
+        for (k, v) in t where starts(k, a + "/") { moved.append((b + dropBytes(k, a.utf8.count), v)) }
         remove(&t, a)
         remove(&t, b)  // a rename replaces its target
         for (k, v) in moved { t[k] = v }
@@ -352,7 +357,7 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
             case .unlink(let p):
                 if case .file? = tree[p] { tree[p] = nil }
             case .rmdir(let p):
-                if tree[p] == .dir && !tree.keys.contains(where: { $0.hasPrefix(p + "/") }) { tree[p] = nil }
+                if tree[p] == .dir && !tree.keys.contains(where: { starts($0, p + "/") }) { tree[p] = nil }
             case .write(let id, let off, let bytes, _):
                 var d = data[id] ?? []
                 if d.count < off + bytes.count { d += [UInt8](repeating: 0, count: off + bytes.count - d.count) }
