@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fuzz/run.sh SECONDS [TARGET...]: builds each libFuzzer target (its own package, so the main
-# build never sees -sanitize=fuzzer) and runs it for SECONDS on fuzz/corpus/<target>/.
+# build never sees -sanitize=fuzzer) and runs it for SECONDS from fuzz/corpus/<target>/.
 # Exits non-zero if any target crashed, leaked, hung or failed to build, printing the crasher.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -31,12 +31,14 @@ for t in "${targets[@]}"; do
     fi
     rm -f "/tmp/outl-fuzz-build.$$"
     bin=.build/debug/$t
-    mkdir -p "corpus/$t" "artifacts/$t"
+    # New inputs go to artifacts/<t>/corpus (the first dir); corpus/<t> holds the committed
+    # seeds and regression inputs and stays clean.
+    mkdir -p "corpus/$t" "artifacts/$t/corpus"
     log=artifacts/$t/last.log
     echo "== $t: fuzz for ${secs}s (log: fuzz/$log)"
     # The Swift runtime's backtracer would catch the crash before libFuzzer saves the input.
     SWIFT_BACKTRACE=enable=no "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-        -artifact_prefix="artifacts/$t/" "corpus/$t" >"$log" 2>&1
+        -artifact_prefix="artifacts/$t/" "artifacts/$t/corpus" "corpus/$t" >"$log" 2>&1
     rc=$?
     if [ $rc -ne 0 ]; then
         crasher=$(ls -t artifacts/"$t"/{crash,leak,timeout,oom,slow-unit}-* 2>/dev/null | head -n 1)
