@@ -16,7 +16,7 @@ MAN1 = man/outld.1 man/outl-capture.1
 MAN5 = man/outl-inbox.5
 UNITS = outld.service outld-drain.service outld-drain.path
 
-.PHONY: all release debug check test lint-man integration bench torture install install-user \
+.PHONY: all release debug check test lint-man integration bench torture fuzz install install-user \
         enable-user uninstall deps clean
 
 all: release
@@ -46,6 +46,11 @@ integration: debug
 
 bench: release
 	OUTL_BIN_DIR=$(RELEASE_BIN) bash bench/run.sh
+
+# libFuzzer targets (fuzz/, a separate package), each run for FUZZ_SECONDS; non-zero on a crash.
+FUZZ_SECONDS ?= 30
+fuzz:
+	bash fuzz/run.sh $(FUZZ_SECONDS)
 
 torture: debug
 	OUTL_BIN_DIR=$(DEBUG_BIN) OUTL_TORTURE=long bash Tests/integration/torture.sh
@@ -86,4 +91,4 @@ deps:
 	if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; fi
 
 clean:
-	rm -rf .build bench/out
+	rm -rf .build bench/out fuzz/.build fuzz/artifacts

@@ -95,22 +95,30 @@ public enum Durable {
 public enum Path {
     public static func join(_ a: String, _ b: String) -> String {
         if a.isEmpty { return b }
-        return a.hasSuffix("/") ? a + b : a + "/" + b
+        return a.utf8.last == slash ? a + b : a + "/" + b
+    }
+
+    // Paths are bytes: the helpers split on the "/" byte, never on Characters, because a
+    // combining mark after "/" would fuse with it into one Character (found by fuzz-path).
+    private static let slash = UInt8(ascii: "/")
+
+    private static func trimmed(_ path: String) -> ArraySlice<UInt8> {
+        var p = Array(path.utf8)[...]
+        while p.count > 1 && p.last == slash { p = p.dropLast() }
+        return p
     }
 
     public static func parent(of path: String) -> String {
-        var p = Substring(path)
-        while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
-        guard let slash = p.lastIndex(of: "/") else { return "." }
-        if slash == p.startIndex { return "/" }
-        return String(p[..<slash])
+        let p = trimmed(path)
+        guard let i = p.lastIndex(of: slash) else { return "." }
+        if i == p.startIndex { return "/" }
+        return String(decoding: p[..<i], as: UTF8.self)
     }
 
     public static func lastComponent(_ path: String) -> String {
-        var p = Substring(path)
-        while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
-        guard let slash = p.lastIndex(of: "/") else { return String(p) }
-        return String(p[p.index(after: slash)...])
+        let p = trimmed(path)
+        guard let i = p.lastIndex(of: slash), p.count > 1 else { return String(decoding: p, as: UTF8.self) }
+        return String(decoding: p[(i + 1)...], as: UTF8.self)
     }
 
     /// $HOME, or the passwd entry's home when $HOME is unset.

@@ -103,13 +103,16 @@ public enum Sys {
 
     /// Runs `body` (a raw syscall returning -1 and setting errno on failure), retrying EINTR.
     /// This is the only EINTR loop in the project.
+    /// `intercepting: false` is for the write wrappers, which asked the interposer once already
+    /// (so a test counting calls sees each write once, and a fault aimed at a write lands on it).
     @inline(__always)
-    static func retrying(_ call: SysCall, _ body: () -> Int) -> Result<Int, Errno> {
+    static func retrying(_ call: SysCall, intercepting: Bool = true, _ body: () -> Int) -> Result<Int, Errno> {
+        var ask = intercepting
         while true {
-            if let fault = intercept(call) {
+            if ask, let fault = intercept(call) {
                 switch fault {
                 case .fail(let e):
-                    if e == .EINTR { continue }  // an injected EINTR is retried like a real one
+                    if e == .EINTR { continue }  // an injected EINTR is retried like a real one (asked again)
                     record(call, -Int(e.code))
                     return .failure(e)
                 case .shortWrite:
@@ -119,7 +122,7 @@ public enum Sys {
             let r = body()
             if r == -1 {
                 let e = Errno.current
-                if e == .EINTR { continue }
+                if e == .EINTR { ask = intercepting; continue }
                 record(call, -Int(e.code))
                 return .failure(e)
             }
@@ -137,8 +140,9 @@ public enum Sys {
 
     public static func close(_ fd: Int32) {
         // close(2) must not be retried on EINTR (the fd is gone either way on Linux).
+        // An injected failure still closes the fd, as Linux does for a real EIO from close.
         let call = SysCall(.close, fd: fd)
-        if case .fail(let e)? = intercept(call) { record(call, -Int(e.code)); return }
+        if case .fail(let e)? = intercept(call) { _ = Glibc.close(fd); record(call, -Int(e.code)); return }
         record(call, Int(Glibc.close(fd)))
     }
 
@@ -156,11 +160,27 @@ public enum Sys {
     /// One write(2); may be short. Most callers want `writeAll`.
     public static func write(_ fd: Int32, _ buf: UnsafeRawBufferPointer) throws -> Int {
         var call = SysCall(.write, fd: fd, data: buf)
+        let c = try writeLength(&call, buf)
+        return try retrying(call, intercepting: false) { Glibc.write(fd, buf.baseAddress, c) }.get()
+    }
+
+    /// Asks the interposer once about a write: a failure is thrown (an injected EINTR is asked
+    /// again, like a retried call), a short write shrinks the length that reaches the kernel.
+    private static func writeLength(_ call: inout SysCall, _ buf: UnsafeRawBufferPointer) throws -> Int {
         var count = buf.count
-        if case .shortWrite(let n)? = intercept(call) { count = min(n, buf.count) }
+        while let fault = intercept(call) {
+            switch fault {
+            case .fail(let e):
+                if e == .EINTR { continue }
+                record(call, -Int(e.code))
+                throw e
+            case .shortWrite(let n):
+                count = max(0, min(n, buf.count))
+            }
+            break
+        }
         call.data = UnsafeRawBufferPointer(rebasing: buf[0..<count])
-        let c = count
-        return try retrying(call) { Glibc.write(fd, buf.baseAddress, c) }.get()
+        return count
     }
 
     /// Writes every byte, continuing after short writes.
@@ -179,11 +199,8 @@ public enum Sys {
 
     public static func pwrite(_ fd: Int32, _ buf: UnsafeRawBufferPointer, at offset: Int64) throws -> Int {
         var call = SysCall(.pwrite, fd: fd, offset: offset, data: buf)
-        var count = buf.count
-        if case .shortWrite(let n)? = intercept(call) { count = min(n, buf.count) }
-        call.data = UnsafeRawBufferPointer(rebasing: buf[0..<count])
-        let c = count
-        return try retrying(call) { Glibc.pwrite(fd, buf.baseAddress, c, off_t(offset)) }.get()
+        let c = try writeLength(&call, buf)
+        return try retrying(call, intercepting: false) { Glibc.pwrite(fd, buf.baseAddress, c, off_t(offset)) }.get()
     }
 
     public static func fsync(_ fd: Int32) throws {
@@ -250,7 +267,11 @@ public enum Sys {
     /// The names in a directory, without "." and "..", in no particular order.
     public static func readDirectory(_ path: String) throws -> [String] {
         let call = SysCall(.readdir, path: path)
-        if case .fail(let e)? = intercept(call) { record(call, -Int(e.code)); throw e }
+        while case .fail(let e)? = intercept(call) {
+            if e == .EINTR { continue }  // retried here like every other call
+            record(call, -Int(e.code))
+            throw e
+        }
         guard let dir = opendir(path) else {
             let e = Errno.current
             record(call, -Int(e.code))

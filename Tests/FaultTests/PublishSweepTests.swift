@@ -1,0 +1,53 @@
+// PublishSweepTests: SQLite's loop over Durable.publish and Durable.makeDirectory — fail call N
+// for every N with EIO, ENOSPC, EINTR and a short write; the target is always the old file or the
+// whole new one, and no temp file is ever left behind.
+import Foundation
+import SystemCalls
+import Testing
+import TestSupport
+
+@Suite(.serialized) struct PublishSweepTests {
+    static let faults: [SysFault] = [.fail(.EIO), .fail(.ENOSPC), .fail(.EINTR), .shortWrite(3)]
+
+    @Test(arguments: faults)
+    func publish_is_all_or_nothing_under_a_fault_at_every_call(_ fault: SysFault) throws {
+        let base = TempDir("sweep-publish")
+        let old = "old contents\n", new = String(repeating: "new contents ", count: 50)
+        func runDir(_ n: Int) -> String { Path.join(base.path, "run\(n)") }
+        let outcomes = try FaultInjector.sweep(fault, match: SysMatch(under: base.path)) { n in
+            // Set-up through Foundation, so the injector neither counts nor fails it.
+            try FileManager.default.createDirectory(atPath: Path.join(runDir(n), "tmp"), withIntermediateDirectories: true)
+            try writeText(Path.join(runDir(n), "page.md"), old)
+            try Durable.publish(Array(new.utf8), to: Path.join(runDir(n), "page.md"), via: Path.join(runDir(n), "tmp/page.md"))
+        } check: { o in
+            let dir = runDir(o.n)
+            let text = readText(Path.join(dir, "page.md"))
+            #expect(text == old || text == new, "run \(o.n): torn target; calls: \(o.log)")
+            if o.succeeded { #expect(text == new, "run \(o.n) succeeded but left the old file") }
+            #expect(listDir(Path.join(dir, "tmp")).isEmpty, "run \(o.n) left a temp file; calls: \(o.log)")
+            _ = try #require(text)
+        }
+        #expect(outcomes.count > 6)
+        if fault == .fail(.EINTR) || fault == .shortWrite(3) {
+            #expect(outcomes.allSatisfy { $0.succeeded }, "EINTR and short writes are absorbed by Sys")
+        } else {
+            #expect(outcomes.contains { !$0.succeeded })
+        }
+    }
+
+    @Test(arguments: [SysFault.fail(.EIO), .fail(.ENOSPC)])
+    func makeDirectory_either_fails_or_leaves_the_whole_tree_and_retries_cleanly(_ fault: SysFault) throws {
+        let base = TempDir("sweep-mkdir")
+        func target(_ n: Int) -> String { Path.join(base.path, "r\(n)/.outl/captures/tmp") }
+        try FaultInjector.sweep(fault, match: SysMatch(under: base.path)) { n in
+            try Durable.makeDirectory(target(n), mode: 0o700)
+        } check: { o in
+            if o.succeeded {
+                let st = try Sys.lstat(target(o.n))
+                #expect(st.st_mode & 0o777 == 0o700)
+            }
+            try Durable.makeDirectory(target(o.n), mode: 0o700)  // once the fault is gone
+            #expect((try Sys.lstat(target(o.n))).st_mode & S_IFMT == S_IFDIR)
+        }
+    }
+}

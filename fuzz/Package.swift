@@ -1,0 +1,20 @@
+// swift-tools-version:6.0
+// Fuzz targets for outl, built apart from the main package so `-sanitize=fuzzer` never touches it.
+// The library sources are symlinked from ../Sources; each fuzz target is one executable whose
+// entry point is libFuzzer's LLVMFuzzerTestOneInput. Build and run with `fuzz/run.sh SECONDS`.
+import PackageDescription
+
+let fuzzFlags: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+
+let package = Package(
+    name: "outl-fuzz",
+    targets: [
+        .target(name: "SystemCalls"),
+        .target(name: "CaptureFormat"),
+        // Proves the pipeline on pure code that exists now.
+        .executableTarget(name: "fuzz-path", dependencies: ["SystemCalls"], swiftSettings: fuzzFlags),
+        // The capture decoder: built by run.sh only once CaptureFile.decode exists.
+        .executableTarget(name: "fuzz-capture-decode", dependencies: ["CaptureFormat"], swiftSettings: fuzzFlags),
+    ],
+    swiftLanguageModes: [.v5]
+)
