@@ -12,7 +12,7 @@ SWIFTFLAGS ?=
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
 DEBUG_BIN = $(shell $(SWIFT) build --show-bin-path 2>/dev/null)
 PROGRAMS = outl-capture outld outl
-MAN1 = man/outld.1 man/outl-capture.1
+MAN1 = man/outld.1 man/outl-capture.1 man/outl.1
 MAN5 = man/outl-inbox.5
 UNITS = outld.service outld-drain.service outld-drain.path
 

@@ -1,10 +1,15 @@
-// outld: entry point. Blocks the handled signals before any thread exists (signalfd needs them
-// blocked in every thread), parses the command line, then runs the daemon or --once.
+// outld: entry point. Blocks the handled signals on the main thread before any other thread
+// exists (signalfd needs them blocked in every thread, and threads inherit the mask), parses the
+// command line, then runs the daemon or --once. This file has no top-level `await` and does not
+// call dispatchMain() on purpose: both left the main thread with an empty signal mask (seen in
+// /proc/PID/status SigBlk), so SIGTERM killed outld instead of reaching the signalfd. The main
+// thread instead waits on a semaphore, its mask untouched, while the async work runs.
 #if canImport(Glibc)
 import Glibc
 #endif
 import CaptureInbox
 import Daemon
+import Dispatch
 
 let signals: SignalSource
 do {
@@ -33,10 +38,15 @@ do {
     exit(64)
 }
 
-let status: Int32
-if options.once {
-    status = await OnceMode.run(options: options, config: config, log: log)
-} else {
-    status = await OutlDaemon(options: options, config: config, log: log, signals: signals).run()
+nonisolated(unsafe) var status: Int32 = 70
+let finished = DispatchSemaphore(value: 0)
+Task.detached {
+    if options.once {
+        status = await OnceMode.run(options: options, config: config, log: log)
+    } else {
+        status = await OutlDaemon(options: options, config: config, log: log, signals: signals).run()
+    }
+    finished.signal()
 }
+finished.wait()
 exit(status)
