@@ -17,7 +17,7 @@ MAN5 = man/outl-inbox.5
 UNITS = outld.service outld-drain.service outld-drain.path
 
 .PHONY: all release debug check test lint-man integration bench torture fuzz install install-user \
-        enable-user uninstall deps clean
+        enable-user install-catalog uninstall deps clean
 
 all: release
 
@@ -27,11 +27,14 @@ release:
 debug:
 	$(SWIFT) build $(SWIFTFLAGS)
 
-# The whole suite: unit and process tests, man page lint, then the integration scripts.
+# The whole suite: man page lint, unit and process tests, the integration scripts (crash torture,
+# load, real systemd and journald), then each fuzz target for a bounded time.
+CHECK_FUZZ_SECONDS ?= 20
 check: debug lint-man
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	OUTL_BIN_DIR=$(DEBUG_BIN) $(SWIFT) test --skip-build $(SWIFTFLAGS)
 	$(MAKE) integration
+	$(MAKE) fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 
 test: check
 
@@ -66,6 +69,11 @@ install: release
 	sed 's|@bindir@|$(BINDIR)|g' share/outl-capture.desktop.in > share/outl-capture.desktop.tmp
 	install -Dm644 share/outl-capture.desktop.tmp $(DESTDIR)$(DATADIR)/applications/outl-capture.desktop
 	rm -f share/outl-capture.desktop.tmp
+
+# journalctl reads catalogs only from the system directories: run as root after install-user.
+install-catalog:
+	install -Dm644 systemd/outld.catalog $(DESTDIR)/usr/lib/systemd/catalog/outld.catalog
+	[ -n "$(DESTDIR)" ] || journalctl --update-catalog
 
 # Per-user install under ~/.local, then start the daemon for this user.
 install-user:
