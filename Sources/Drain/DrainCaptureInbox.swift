@@ -117,6 +117,23 @@ private func drainBatch(
     decoding: for (k, o) in opened.enumerated() {
         let bytes: [UInt8]
         switch contents[k] {
+        case .success(let b) where b.count > o.size:
+            // The file grew after fstat (a writer not following the protocol, a sync tool writing
+            // in place): read it again whole, still bounded by the limit and without following links.
+            do {
+                bytes = try Durable.readRegularFile(o.entry.path, limit: CaptureFile.maxFileBytes)
+            } catch let e as Errno where e.code == EFBIG {
+                if !reject(o.entry, "grew past the \(CaptureFile.maxFileBytes)-byte limit while being read: not read", observer, &report) {
+                    stoppedAt = o.index; break decoding
+                }
+                continue
+            } catch let e as Errno where e == .ENOENT {
+                continue
+            } catch {
+                report.transientError = "\(o.entry.path): \(error)"
+                stoppedAt = o.index
+                break decoding
+            }
         case .success(let b):
             bytes = b
         case .failure(let e):

@@ -129,3 +129,84 @@ import Workspace
         #expect(obs.drainedCaptures.first?.source == "telepathy")
     }
 }
+
+/// Deletes one inbox file the moment the drain tries to open it: the race with another drainer
+/// or a sync tool, made exact.
+final class VanishOnOpen: SysInterposer {
+    let path: String
+    init(_ path: String) { self.path = path }
+    func before(_ call: SysCall) -> SysFault? {
+        if call.op == .open, call.path == path { unlink(path) }
+        return nil
+    }
+    func after(_ call: SysCall, result: Int) {}
+}
+
+@Suite(.serialized) struct OddInputTests {
+    @Test func text_over_64_kib_on_one_line_is_rejected() async throws {
+        let f = try DrainFixture()
+        let name = try f.dropRaw(Array(("{\"text\":\"" + String(repeating: "x", count: 200_000) + "\"}").utf8))
+        let ws = try f.open()
+        let r = await f.drain(ws)
+        await ws.close()
+        #expect(r.rejected == 1)
+        let reason = readText(Path.join(f.inbox, "rejected/\(name).reason")) ?? ""
+        #expect(reason.contains("64"), "reason: \(reason)")
+    }
+
+    @Test func markdown_that_tries_to_open_blocks_and_properties_stays_one_block() async throws {
+        let f = try DrainFixture()
+        let hostile = "title line\n- fake sibling\n  - fake child\nid:: 00000000-0000-0000-0000-000000000000\nsource:: forged\n```\n- in a fence\n```\n# heading"
+        let id = try f.drop(hostile, at: "2026-12-02T09:00:00Z", source: "cli")
+        let ws = try f.open()
+        #expect(await f.drain(ws).drained == 1)
+        let blocks = await ws.journalBlocks(JournalDay(year: 2026, month: 12, day: 2)!)
+        await ws.close()
+        #expect(blocks.count == 1, "one capture must stay one block: \(blocks)")
+        #expect(blocks.first?.id == id.uuidString)
+        #expect(blocks.first?.text == hostile)
+        // And the projection reads back as one block after a fresh boot (parse of what was written).
+        let again = try f.open()
+        try await again.reconcileAll()
+        let reread = await again.journalBlocks(JournalDay(year: 2026, month: 12, day: 2)!)
+        await again.close()
+        #expect(reread.count == 1 && reread.first?.text == hostile)
+    }
+
+    @Test func names_not_of_the_final_form_are_left_where_they_are() async throws {
+        let f = try DrainFixture()
+        let good = f.generator.next().string
+        let odd = [good.lowercased() + ".json", good + "X.json", good + ".json.json", good + ".JSON",
+                   "8" + good.dropFirst() + ".json", good + ".json~", ".\(good).json", "\(good).json.part"]
+        for n in odd { try writeText(Path.join(f.inbox, n), #"{"text":"should stay"}"#) }
+        let ws = try f.open()
+        let r = await f.drain(ws)
+        await ws.close()
+        #expect(r == DrainReport())
+        for n in odd { #expect(FileManager.default.fileExists(atPath: Path.join(f.inbox, n)), "\(n) was touched") }
+        #expect(listDir(Path.join(f.inbox, "rejected")).isEmpty)
+    }
+
+    @Test func file_vanishing_during_the_scan_is_skipped_and_the_rest_drain() async throws {
+        let f = try DrainFixture()
+        try f.drop("before", at: "2026-12-02T09:00:00Z")
+        let gone = try f.drop("vanishes", at: "2026-12-02T09:00:00Z")
+        try f.drop("after", at: "2026-12-02T09:00:00Z")
+        let ws = try f.open()
+        let r = try await withInterposer(VanishOnOpen(Path.join(f.inbox, CaptureName.fileName(for: gone)))) {
+            await f.drain(ws)
+        }
+        await ws.close()
+        #expect(r.drained == 2 && r.rejected == 0 && r.transientError == nil)
+        let page = f.journal("2026-12-02")
+        #expect(page.contains("before") && page.contains("after") && !page.contains("vanishes"))
+    }
+
+    @Test func inbox_and_capture_modes_are_private() async throws {
+        let f = try DrainFixture()
+        let id = try f.drop("private", at: "2026-12-02T09:00:00Z")
+        #expect(try Sys.lstat(f.inbox).st_mode & 0o777 == 0o700)
+        #expect(try Sys.lstat(Path.join(f.inbox, "tmp")).st_mode & 0o777 == 0o700)
+        #expect(try Sys.lstat(Path.join(f.inbox, CaptureName.fileName(for: id))).st_mode & 0o777 == 0o600)
+    }
+}
