@@ -1,0 +1,50 @@
+// FullDiskTests: a real ENOSPC under a running outld. The workspace sits on a tiny tmpfs that the
+// test fills; the capture waits in a device-local inbox on another file system. outld must keep
+// the file, say so, back off (not spin), and drain it once space is back — with no SIGUSR1.
+import Foundation
+import SystemCalls
+import Testing
+import TestSupport
+
+@Suite(.serialized) struct FullDiskTests {
+    @Test func full_disk_keeps_the_capture_and_retries_with_backoff() throws {
+        let h = try OutlHome()
+        let mountPoint = h.tmp.sub("smallfs")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let m = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", mountPoint])
+        guard m.status == 0 else {
+            print("SKIPPED full_disk_keeps_the_capture_and_retries_with_backoff: cannot mount a tmpfs here (\(m.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))")
+            return
+        }
+        defer { _ = try? run("/bin/umount", ["-l", mountPoint]) }
+        let root = Path.join(mountPoint, "ws")
+        let inbox = h.tmp.sub("device-inbox")
+        let d = try h.start(["--workspace", root, "--inbox", inbox])
+        #expect(eventually { d.log.contains("ready") }, "\(d.log)")
+
+        // Fill the file system to the last byte.
+        let filler = Path.join(mountPoint, "filler")
+        let fd = open(filler, O_WRONLY | O_CREAT, 0o600)
+        let chunk = [UInt8](repeating: 0x61, count: 4096)
+        while write(fd, chunk, chunk.count) > 0 {}
+        while write(fd, chunk, 1) > 0 {}
+        close(fd)
+
+        let r = try run(binPath("outl-capture"), ["--inbox", inbox, "--quiet", "--at", "2026-12-02T10:00:00Z", "written while the disk is full"], env: h.env)
+        #expect(r.status == 0, "the capture itself lands on another file system: \(r.stderr)")
+        #expect(eventually { d.log.contains("retrying") }, "outld says it will retry: \(d.log)")
+        usleep(500_000)
+        #expect(listDir(inbox).contains { $0.hasSuffix(".json") }, "the capture file is kept while the disk is full")
+        #expect(listDir(Path.join(inbox, "rejected")).isEmpty, "a full disk never rejects a good file")
+        let retriesBefore = d.log.components(separatedBy: "retrying").count
+
+        try FileManager.default.removeItem(atPath: filler)
+        // No signal: the backoff timer alone must bring the drain back.
+        #expect(eventually(40) { (readText(Path.join(root, "journals/2026_12_02.md")) ?? "").contains("written while the disk is full") }, "\(d.log)")
+        #expect(!listDir(inbox).contains { $0.hasSuffix(".json") })
+        #expect(d.log.contains("recovered"), "\(d.log)")
+        // Backoff, not a spin: the error is logged once per distinct error, not per attempt.
+        #expect(retriesBefore < 5, "logged \(retriesBefore) retry lines")
+        #expect(d.stop() == 0)
+    }
+}
