@@ -10,7 +10,7 @@ enum CrashPoint: String {
     case afterAppend = "after-append"     // ops durable, files not yet deleted
     case afterUnlink = "after-unlink"     // files deleted, Markdown not yet projected
 
-    nonisolated(unsafe) static let armed: CrashPoint? = {
+    static let armed: CrashPoint? = {
         guard let v = getenv("OUTL_CRASH_POINT") else { return nil }
         return CrashPoint(rawValue: String(cString: v))
     }()
