@@ -28,10 +28,10 @@ def wait_until(pred, limit, what):
             sys.exit(f"bench: timed out waiting for {what}")
         time.sleep(0.0005)
 
-def latency(n=200):
+def latency(io, n=200):
     home = fresh_home()
     trace = f"{home}/trace"
-    d = subprocess.Popen([OUTLD, "--log", "stderr"], env=env_for(home, OUTL_BENCH_TRACE=trace), stderr=subprocess.DEVNULL)
+    d = subprocess.Popen([OUTLD, "--log", "stderr", "--io", io], env=env_for(home, OUTL_BENCH_TRACE=trace), stderr=subprocess.DEVNULL)
     inbox = f"{home}/outl/.outl/captures"
     wait_until(lambda: os.path.isdir(inbox), 30, "outld to start")
     time.sleep(0.3)
@@ -60,12 +60,13 @@ def latency(n=200):
         time.sleep(0.01)
     d.send_signal(signal.SIGTERM); d.wait()
     floor = subprocess.run(["out/floor", f"{home}", str(n)], capture_output=True, text=True, check=True).stdout
+    print(f"-- latency, outld --io {io}, {n} captures one at a time")
     print(f"writer run time          p50 {pct(writer,50):6d} us  p99 {pct(writer,99):6d} us")
     print(f"writer exit -> durable   p50 {pct(durable,50):6d} us  p99 {pct(durable,99):6d} us")
     print(f"writer exit -> projected p50 {pct(projected,50):6d} us  p99 {pct(projected,99):6d} us")
     print(floor, end="")
-    fa = [int(l.split()[5]) for l in floor.splitlines() if "append" in l][0]
-    fp = [int(l.split()[5]) for l in floor.splitlines() if "publish" in l][0]
+    fa = [int(l.split()[6]) for l in floor.splitlines() if "append" in l][0]
+    fp = [int(l.split()[6]) for l in floor.splitlines() if "publish" in l][0]
     print(f"ratio p99 durable/floor(append) {pct(durable,99)/max(fa,1):.1f}x, projected/floor(append+publish) {pct(projected,99)/max(fa+fp,1):.1f}x  (target <= 10x)")
     shutil.rmtree(home, ignore_errors=True)
 
@@ -133,6 +134,7 @@ def idle():
     print(f"idle {secs} s without a watchdog: CPU {1000*(c1-c0):.0f} ms, context switches {s1-s0} (all threads)")
     shutil.rmtree(home, ignore_errors=True)
 
-latency()
+latency("uring")
+latency("plain")
 bursts()
 idle()

@@ -27,8 +27,9 @@ public final class OutlDaemon {
     var lastError: String? = nil
     let drainOptions = DrainOptions.fromEnvironment()
 
-    /// The settle window: after the first inotify event, wait until the inbox has been quiet this
-    /// long (capped at `settleCap`) so a burst becomes one batch with one fdatasync.
+    /// The settle window: when a wake-up brings several arrivals at once (a burst is under way),
+    /// wait until the inbox has been quiet this long (capped at `settleCap`) so the burst becomes
+    /// one batch with one fdatasync. A lone arrival is drained at once: its latency is the point.
     static let settleQuietMs: Int32 = 1
     static let settleCap: UInt64 = 5_000_000
 
@@ -168,6 +169,7 @@ public final class OutlDaemon {
         var drain = false, rescan = false
         let start = monotonicNanoseconds()
         var changedPages = Set<String>()
+        var arrivals = 0
         while true {
             let events: [WatchEvent]
             do { events = try watcher.readEvents() } catch {
@@ -176,7 +178,7 @@ public final class OutlDaemon {
             }
             for e in events {
                 switch e {
-                case .captureArrived: drain = true
+                case .captureArrived: drain = true; arrivals += 1
                 case .overflow: rescan = true
                 case .inboxGone(let dir):
                     log.warning("inbox \(dir) was removed; creating it again")
@@ -187,7 +189,7 @@ public final class OutlDaemon {
                 case .fileRemoved: break
                 }
             }
-            guard settle, drain, monotonicNanoseconds() - start < OutlDaemon.settleCap else { break }
+            guard settle, arrivals > 1, monotonicNanoseconds() - start < OutlDaemon.settleCap else { break }
             var p = pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0)
             if poll(&p, 1, OutlDaemon.settleQuietMs) <= 0 { break }
         }
