@@ -13,7 +13,7 @@ import Workspace
 
 public final class OutlDaemon {
     let options: DaemonOptions
-    let config: InboxConfig
+    var config: InboxConfig
     let log: JournalLog
     let signals: SignalSource
     let drainLog: DrainLog
@@ -108,6 +108,32 @@ public final class OutlDaemon {
         return status
     }
 
+    /// Re-reads outld.conf and the environment (SIGHUP): inboxes added there are watched and
+    /// drained from now on. The workspace itself cannot change under a running daemon.
+    func reloadConfig() {
+        let fresh: InboxConfig
+        do {
+            fresh = try InboxConfig.resolve(workspace: options.workspace, inboxes: options.inboxes)
+        } catch {
+            log.warning("keeping the old configuration: \(error)")
+            return
+        }
+        var inboxes = fresh.drainedInboxes
+        if fresh.workspaceRoot != config.workspaceRoot {
+            log.warning("the configured workspace changed to \(fresh.workspaceRoot); restart outld to switch (still serving \(config.workspaceRoot))")
+            inboxes.removeAll { $0 == InboxConfig.inboxOf(root: fresh.workspaceRoot) }
+            inboxes.insert(InboxConfig.inboxOf(root: config.workspaceRoot), at: 0)
+        }
+        for inbox in inboxes where !config.drainedInboxes.contains(inbox) {
+            log.info("now draining inbox \(inbox)")
+        }
+        for inbox in config.drainedInboxes where !inboxes.contains(inbox) {
+            watcher.unwatch(inbox)
+            log.info("no longer draining inbox \(inbox)")
+        }
+        config.drainedInboxes = inboxes
+    }
+
     /// Creates an inbox if it is missing (a writer may not have run yet) and watches it.
     func prepareInbox(_ inbox: String) throws {
         try Inbox.ensure(inbox)
@@ -151,6 +177,7 @@ public final class OutlDaemon {
             }
             if let r = retryAt, monotonicNanoseconds() >= r { wantDrain = true }
             if wantRescan {
+                reloadConfig()
                 log.info("rescanning (SIGHUP or inotify overflow)")
                 for inbox in config.drainedInboxes { try? prepareInbox(inbox) }
                 sweep_stale_temps(config.drainedInboxes)

@@ -152,3 +152,22 @@ import TestSupport
         #expect(help.status == 0 && help.stdout.contains("--once"))
     }
 }
+
+@Suite(.serialized) struct OutldConfigTests {
+    @Test func sighup_rereads_outld_conf_and_drains_a_new_inbox() throws {
+        let h = try OutlHome()
+        let d = try h.start()
+        #expect(eventually { d.log.contains("ready") })
+        let extra = h.tmp.sub("phone-inbox")
+        let conf = Path.join(h.home, ".config/outl/outld.conf")
+        try FileManager.default.createDirectory(atPath: Path.parent(of: conf), withIntermediateDirectories: true)
+        try writeText(conf, "# synced from the phone\ninbox = \(extra)\n")
+        d.signal(SIGHUP)
+        #expect(eventually { d.log.contains("now draining inbox \(extra)") }, "\(d.log)")
+        #expect(eventually { FileManager.default.fileExists(atPath: extra) })
+        let r = try run(binPath("outl-capture"), ["--inbox", extra, "--quiet", "--at", "2026-12-02T10:00:00Z", "from the phone inbox"], env: h.env)
+        #expect(r.status == 0)
+        #expect(eventually { h.journal().contains("from the phone inbox") }, "\(d.log)")
+        #expect(d.stop() == 0)
+    }
+}
