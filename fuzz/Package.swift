@@ -11,10 +11,13 @@ let package = Package(
     targets: [
         .target(name: "SystemCalls"),
         .target(name: "CaptureFormat"),
+        .target(name: "Workspace", dependencies: ["SystemCalls"]),
         // Proves the pipeline on pure code that exists now.
         .executableTarget(name: "fuzz-path", dependencies: ["SystemCalls"], swiftSettings: fuzzFlags),
         // The capture decoder: built by run.sh only once CaptureFile.decode exists.
         .executableTarget(name: "fuzz-capture-decode", dependencies: ["CaptureFormat"], swiftSettings: fuzzFlags),
+        // The Markdown page parser and its render round trip.
+        .executableTarget(name: "fuzz-markdown", dependencies: ["Workspace"], swiftSettings: fuzzFlags),
     ],
     swiftLanguageModes: [.v5]
 )

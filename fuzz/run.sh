@@ -7,13 +7,14 @@ cd "$(dirname "$0")"
 export PATH=/opt/swift/usr/bin:$PATH
 secs=${1:-60}
 shift || true
-all=(fuzz-path fuzz-capture-decode)
+all=(fuzz-path fuzz-capture-decode fuzz-markdown)
 [ $# -gt 0 ] && targets=("$@") || targets=("${all[@]}")
 
 # A target whose API has not landed yet is skipped, not failed.
 ready() {
     case "$1" in
         fuzz-capture-decode) grep -qs 'func decode' ../Sources/CaptureFormat/*.swift ;;
+        fuzz-markdown) grep -qs 'static func parse' ../Sources/Workspace/Markdown.swift ;;
         *) true ;;
     esac
 }

@@ -68,13 +68,13 @@ public func drain_capture_inbox(
         }
         start = end
     }
-    if report.drained > 0 || report.duplicates > 0 {
-        do {
-            _ = try await workspace.projectDirtyPages()
-        } catch {
-            // The ops are durable; the Markdown catches up on the next pass or at boot.
-            observer.warning(inbox: "", name: "", message: "projection deferred: \(error)")
-        }
+    // Always: a page left stale by a failed projection or a crash (boot marks every page dirty)
+    // must catch up even on a pass with nothing new; with nothing dirty this does no I/O.
+    do {
+        _ = try await workspace.projectDirtyPages()
+    } catch {
+        // The ops are durable; the Markdown catches up on the next pass.
+        observer.warning(inbox: "", name: "", message: "projection deferred: \(error)")
     }
     return report
 }

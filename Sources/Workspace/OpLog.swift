@@ -14,6 +14,11 @@ final class OpLogWriter {
     private var fd: Int32 = -1
     /// Set after a failed append whose torn bytes could not be cut: start the next batch on a new line.
     private var needsNewline = false
+    /// Where a failed append began, while cutting it back failed: the next append cuts there first,
+    /// so a batch retried once the disk is back is in the file once, not twice.
+    private var pendingCut: Int64?
+    /// We created the file and its directory is not yet fsync'd: the name is not durable until it is.
+    private var needsDirectorySync = false
 
     init(dir: String, actor: BlockID, appender: DurableAppender) {
         self.dir = dir
@@ -24,33 +29,45 @@ final class OpLogWriter {
     /// Appends the ops as one batch and returns once they are on stable storage.
     func append(_ ops: [Op]) throws {
         if ops.isEmpty { return }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(ops.count * 256)
-        if needsNewline { bytes.append(10) }
-        for op in ops { OpEncoder.append(op, to: &bytes) }
-        var created = false
         if fd < 0 {
             try io(dir) { try Durable.makeDirectory(dir, mode: 0o755) }
             do {
                 fd = try Sys.open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644)
-                created = true
+                needsDirectorySync = true
             } catch let e as Errno where e == .EEXIST {
                 fd = try io(path) { try Sys.open(path, O_WRONLY | O_APPEND | O_NOFOLLOW) }
             } catch let e as Errno {
                 throw WorkspaceError.io(e, path: path)
             }
         }
+        if let cut = pendingCut, (try? Sys.ftruncate(fd, cut)) != nil {
+            pendingCut = nil
+            needsNewline = false
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(ops.count * 256)
+        if needsNewline { bytes.append(10) }
+        for op in ops { OpEncoder.append(op, to: &bytes) }
         let before = (try? Sys.fstat(fd)).map { Int64($0.st_size) }
         do {
             try bytes.withUnsafeBytes { try appender.appendDurably(fd, $0) }
+            // A new file's name is durable only once its directory is; until then the batch is
+            // not saved, and it is cut like any failed append so its retry is not a second copy.
+            if needsDirectorySync {
+                try Durable.syncDirectory(dir)
+                needsDirectorySync = false
+            }
             needsNewline = false
         } catch let e as Errno {
             // Nothing is promised about what reached the file: cut it back, or fence it off.
-            if let before, (try? Sys.ftruncate(fd, before)) != nil { needsNewline = false } else { needsNewline = true }
+            if let before, (try? Sys.ftruncate(fd, before)) != nil {
+                needsNewline = false
+            } else {
+                needsNewline = true
+                pendingCut = pendingCut ?? before
+            }
             throw WorkspaceError.io(e, path: path)
         }
-        // A new file's name is durable only once its directory is.
-        if created { try io(dir) { try Durable.syncDirectory(dir) } }
     }
 
     func close() {

@@ -146,7 +146,12 @@ final class WorkspaceCore {
         var written: [String] = []
         while let pageID = dirty.min() {
             dirty.remove(pageID)
-            if let p = try project(pageID) { written.append(p) }
+            do {
+                if let p = try project(pageID) { written.append(p) }
+            } catch {
+                dirty.insert(pageID)  // still stale: the next pass must try it again
+                throw error
+            }
         }
         return written
     }

@@ -85,6 +85,7 @@ public final class FaultInjector: SysInterposer, @unchecked Sendable {
     private var _count = 0
     private var _injected = 0
     private var _healed = false
+    private var _armed = true
     private var _log: [String] = []
 
     public init(_ fault: SysFault? = nil, at nth: Int = 1, untilHealed: Bool = false, match: SysMatch) {
@@ -108,10 +109,18 @@ public final class FaultInjector: SysInterposer, @unchecked Sendable {
     /// Stops injecting: the next matching call reaches the kernel.
     public func heal() { lock.withLock { _healed = true } }
 
+    /// While false, calls are neither counted nor failed, but opens and closes are still tracked:
+    /// install the injector before the set-up (a workspace boot opening its op log), arm it around
+    /// the protocol under test, so writes on an fd opened during set-up still match `under:`.
+    public var armed: Bool {
+        get { lock.withLock { _armed } }
+        set { lock.withLock { _armed = newValue } }
+    }
+
     public func before(_ call: SysCall) -> SysFault? {
         lock.lock()
         defer { lock.unlock() }
-        guard matches(call) else { return nil }
+        guard _armed, matches(call) else { return nil }
         _count += 1
         _log.append("\(call.op.rawValue) \(paths.path(of: call) ?? "fd \(call.fd)")")
         guard let fault, !_healed else { return nil }
