@@ -199,3 +199,13 @@ func capturedApart(_ t: TwoDevices) async throws {
     try await t.session("b") { ws in try await ws.reconcile(path: t.journal("b")) }
     #expect(try await t.texts("b") == ["old", "new on b"])
 }
+
+@Test func a_page_file_deleted_by_hand_is_projected_again_and_loses_nothing() async throws {
+    // Documented in outl.1 BUGS: deleting a file does not delete its blocks.
+    let t = TwoDevices()
+    try await t.session("a") { ws in _ = try await ws.appendCaptures([capture("still here")]) }
+    try Sys.unlink(t.journal("a"))
+    try await t.session("a")
+    #expect(fileText(t.journal("a")).contains("- still here"))
+    #expect(try await t.texts("a") == ["still here"])
+}
