@@ -2,6 +2,8 @@
 // level, continuation lines indented two more, Logseq-style `key:: value` properties right after a
 // block's first line. Invariant: parse(render(p)) == p for any text: a text line that would read as
 // structure (a bullet, a property, a leading backslash) gets one leading backslash, which parse strips.
+// Inside a closed ``` fence of a block's text, bullet-looking lines stay as written (code, diffs, YAML):
+// render and parse find the same fences (a text line starting with ``` up to the next one).
 public struct MDBlock: Equatable, Sendable {
     public var id: BlockID?
     public var text: String
@@ -37,6 +39,7 @@ public enum Markdown {
         let lines = b.text.utf8.split(separator: 10, omittingEmptySubsequences: false)
         out.append(contentsOf: indent)
         out.append(contentsOf: "- ".utf8)
+        let code = fenceInterior(lines.map { Array($0) })
         escapeLine(lines[0], &out)
         out.append(10)
         var props = b.props
@@ -48,17 +51,48 @@ public enum Markdown {
             for c in p.value.utf8 { out.append(c == 10 || c == 13 ? 32 : c) }
             out.append(10)
         }
-        for line in lines.dropFirst() {
+        for (k, line) in lines.enumerated().dropFirst() {
             out.append(contentsOf: indent); out.append(contentsOf: "  ".utf8)
-            escapeLine(line, &out)
+            escapeLine(line, &out, inCode: code.contains(k))
             out.append(10)
         }
         for c in b.children { render(c, depth: depth + 1, &out) }
     }
 
-    static func escapeLine(_ line: Substring.UTF8View.SubSequence, _ out: inout [UInt8]) {
-        if needsEscape(Array(line)) { out.append(92) }
+    static func escapeLine(_ line: Substring.UTF8View.SubSequence, _ out: inout [UInt8], inCode: Bool = false) {
+        let l = Array(line)
+        if inCode ? l.first == 92 || propertyKey(l[...]) != nil : needsEscape(l) { out.append(92) }
         out.append(contentsOf: line)
+    }
+
+    static func isFence(_ l: ArraySlice<UInt8>) -> Bool {
+        l.count >= 3 && l[l.startIndex] == 96 && l[l.startIndex + 1] == 96 && l[l.startIndex + 2] == 96
+    }
+
+    /// Indices of a block's text lines strictly inside a closed fence; an unclosed fence has none.
+    static func fenceInterior(_ lines: [[UInt8]]) -> Set<Int> {
+        var out = Set<Int>()
+        var open: Int? = nil
+        for (k, l) in lines.enumerated() where isFence(l[...]) {
+            if let o = open { for x in (o + 1)..<k { out.insert(x) }; open = nil } else { open = k }
+        }
+        return out
+    }
+
+    /// Whether a fence opened by the block at `col` closes before the block's text ends: a later line
+    /// indented exactly col+2 that starts with ```, before any line indented less.
+    static func fenceCloses(_ lines: [[UInt8]], after k: Int, col: Int) -> Bool {
+        var n = k + 1
+        while n < lines.count {
+            let line = lines[n]
+            n += 1
+            if line.isEmpty { continue }
+            var j = 0, c = 0
+            while j < line.count, c < col + 2, line[j] == 32 || line[j] == 9 { c += line[j] == 9 ? 2 : 1; j += 1 }
+            if c < col + 2 { return false }
+            if isFence(line[j...]) { return true }
+        }
+        return false
     }
 
     static func needsEscape(_ l: [UInt8]) -> Bool {
@@ -108,6 +142,7 @@ public enum Markdown {
         var props: [Property] = []
         var inProps = true
         var pendingBlank = 0
+        var inCode = false
         var children: [Node] = []
         init(col: Int, first: [UInt8]) { self.col = col; lines = [first] }
         func block() -> MDBlock {
@@ -130,14 +165,17 @@ public enum Markdown {
         var preamble: [[UInt8]] = []
         var roots: [Node] = []
         var stack: [Node] = []
-        for line in lines {
+        for (k, line) in lines.enumerated() {
             var i = 0, col = 0
             while i < line.count, line[i] == 32 || line[i] == 9 { col += line[i] == 9 ? 2 : 1; i += 1 }
             let rest = line[i...]
-            if isBullet(rest) {
+            let code = stack.last.map { $0.inCode && col >= $0.col + 2 } ?? false
+            if !code, isBullet(rest) {
                 var first = Array(rest.dropFirst(rest.count >= 2 ? 2 : 1))
+                let opensCode = isFence(first[...]) && fenceCloses(lines, after: k, col: col)
                 if first.first == 92 { first.removeFirst() }
                 let node = Node(col: col, first: first)
+                node.inCode = opensCode
                 while let top = stack.last, top.col >= col { stack.removeLast() }
                 if let parent = stack.last { parent.children.append(node) } else { roots.append(node) }
                 stack.append(node)
@@ -157,6 +195,7 @@ public enum Markdown {
                 continue
             }
             cur.inProps = false
+            if isFence(content[...]) { cur.inCode = cur.inCode ? false : fenceCloses(lines, after: k, col: cur.col) }
             for _ in 0..<cur.pendingBlank { cur.lines.append([]) }
             cur.pendingBlank = 0
             if content.first == 92 { content.removeFirst() }

@@ -1,7 +1,22 @@
 // Reconciler: turns a hand-edited page file into ops before the page is projected again, so no edit is
-// lost. Three-way: the file is compared with the recent projection it most likely started from (the
-// base); a block the file lacks but the base never had (a capture that landed while an editor had the
-// file open) is left alone, not deleted. Without any base it only adds what it does not know.
+// lost, while a page file another device projected (a sync tool copied it here, maybe late, maybe
+// before that device's ops) is never mistaken for an edit. The design, and why:
+// * Provenance decides. A file that is still the inode this device last published and was changed in
+//   place is a person editing this device's projection: three-way against the closest of the recent
+//   projections kept device-locally (the base), as before. Sync tools (Syncthing, rsync, outl on a
+//   share) replace files by rename, so a file with another inode has an unknown producer.
+// * For a file of unknown producer nothing is taken on trust. A block state some op produced (the
+//   OpHistory) is a projection, not an edit; only a state no op produced is an edit. A block with an
+//   id this device does not know yet is created with that id (its create op may still be in transit;
+//   Create is idempotent, so the two converge). Order is left alone (no move can be proven).
+// * Deletions must be proven: a live block missing from such a file is deleted only if the file's
+//   content proves its producer had the block (Evidence: another block or state of the same actor,
+//   stamped no earlier than the block's create, is in the file; each actor's ops arrive as a prefix)
+//   and had every edit of it. Otherwise the file is just older than the block, and the block stays.
+// * Rejected alternative: a state stamp inside the file (a page property) names the base exactly, but
+//   it is one more line in every page a person reads, and Obsidian shows it as text.
+// Limits (man/outl.1 BUGS): deleting, in a copy edited elsewhere or saved by rename, a block nothing
+// later of its device on the page vouches for, is indistinguishable from an older projection: kept.
 enum Reconciler {
     struct Flat { var parent: BlockID?; var text: String; var props: [Property] }
 
@@ -48,8 +63,10 @@ enum Reconciler {
 
     /// Ops (with placeholder stamps; the caller stamps them in order) that make the model say what the
     /// file says.
-    static func diff(file parsed: MDPage, bases: [MDPage], model: Model, page: BlockID,
-                     mint: (String) -> BlockID) -> [Op] {
+    /// `bases` are this device's recent projections, given only when the file is one of them edited in
+    /// place; otherwise `history` explains which contents some op produced (nil: take only new blocks).
+    static func diff(file parsed: MDPage, bases: [MDPage], history: OpHistory? = nil, model: Model,
+                     page: BlockID, mint: (String) -> BlockID) -> [Op] {
         var file = parsed
         var seen = Set<BlockID>()
         assignIDs(&file.blocks, page: page, model: model, seen: &seen, mint: mint)
@@ -59,12 +76,24 @@ enum Reconciler {
         var baseFlat: [BlockID: Flat] = [:]
         if let base { flatten(base.blocks, parent: nil, into: &baseFlat) }
         let hasBase = base != nil
+        var evidence = Evidence()
+        if !hasBase, let history {
+            for (id, f) in fileFlat where model.blocks[id]?.page == page {
+                evidence.take(id, text: f.text, props: f.props, history: history)
+            }
+        }
         let stamp = HLC(wall: 0, counter: 0, actor: BlockID(hi: 0, lo: 0))
         var ops: [Op] = []
 
         let statePreamble = model.pages[page]?.preamble ?? ""
         let basePreamble = base?.preamble ?? statePreamble
-        if file.preamble != basePreamble, file.preamble != statePreamble, hasBase || statePreamble.isEmpty {
+        let preambleEdited: Bool
+        if hasBase || history == nil {
+            preambleEdited = file.preamble != basePreamble && (hasBase || statePreamble.isEmpty)
+        } else {
+            preambleEdited = !history!.explainsPreamble(page, file.preamble)
+        }
+        if file.preamble != statePreamble, preambleEdited {
             var op = Op(hlc: stamp, kind: .setPreamble, id: page)
             op.text = file.preamble
             ops.append(op)
@@ -118,7 +147,11 @@ enum Reconciler {
                 var changed: Bool
                 if let r = baseFlat[id] { changed = r.text != b.text || r.props != b.props }
                 else if hasBase { changed = state.text != b.text || state.props != b.props }
-                else { changed = false }
+                else if let history {
+                    // Another device's projection shows some state an op produced: not an edit.
+                    changed = (state.text != b.text || state.props != b.props)
+                        && !history.explains(id, text: b.text, props: b.props)
+                } else { changed = false }
                 var moveAllowed = hasBase
                 if state.deleted {
                     // Deleted elsewhere after the editor opened the file: stays deleted unless edited here.
@@ -149,6 +182,15 @@ enum Reconciler {
         // Deleted by hand: in the base, gone from the file, still live here.
         for id in baseFlat.keys.sorted() where fileFlat[id] == nil {
             if let b = model.blocks[id], !b.deleted, b.page == page {
+                ops.append(Op(hlc: stamp, kind: .deleteBlock, id: id))
+            }
+        }
+        // No base: deleted only if the file proves its producer had the block and all its edits.
+        if !hasBase, let history {
+            for id in model.pages[page]?.blocks ?? [] where fileFlat[id] == nil {
+                guard let b = model.blocks[id], !b.deleted, b.page == page,
+                      let s = history.blocks[id], let c = s.create, evidence.covers(c),
+                      s.texts.allSatisfy({ evidence.covers($0.0) }) else { continue }
                 ops.append(Op(hlc: stamp, kind: .deleteBlock, id: id))
             }
         }

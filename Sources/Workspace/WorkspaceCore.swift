@@ -20,6 +20,11 @@ final class WorkspaceCore {
     var bases: [BlockID: [[UInt8]]] = [:]
     /// The file content each page's hand edits were last taken from, so they are taken once.
     var lastReconciled: [BlockID: [UInt8]] = [:]
+    /// (st_dev, st_ino) of each page file as this device last left it: a file still that inode was
+    /// edited in place here; another inode came from a sync tool (or an editor saving by rename).
+    var projectedInode: [BlockID: (UInt64, UInt64)] = [:]
+    /// Which contents some op produced; loaded the first time a file of unknown producer differs.
+    var history: OpHistory?
     let log: (String) -> Void
     var bootStats = OpLogReadStats()
     static let keptBases = 3
@@ -92,7 +97,7 @@ final class WorkspaceCore {
         var stamped = ops
         for i in stamped.indices { stamped[i].hlc = clock.tick() }
         try writer.append(stamped)
-        for op in stamped { if let p = model.apply(op) { dirty.insert(p) } }
+        for op in stamped { if let p = model.apply(op) { dirty.insert(p) }; history?.note(op) }
     }
 
     func appendCaptures(_ captures: [CaptureBlock]) throws -> [AppendOutcome] {
@@ -123,7 +128,7 @@ final class WorkspaceCore {
             outcomes.append(.created)
         }
         try writer.append(ops)
-        for op in ops { if let p = model.apply(op) { dirty.insert(p) } }
+        for op in ops { if let p = model.apply(op) { dirty.insert(p) }; history?.note(op) }
         return outcomes
     }
 
@@ -174,6 +179,7 @@ final class WorkspaceCore {
             wrote = true
         }
         try saveBase(pageID, path: path, bytes)
+        saveInode(pageID, path: path)
         return wrote ? path : nil
     }
 
@@ -192,12 +198,16 @@ final class WorkspaceCore {
         let history = loadBases(pageID, path: path)
         if let latest = history.last, latest == current { return 0 }
         if lastReconciled[pageID] == current { return 0 }
-        if history.isEmpty, current == render(pageID) { return 0 }
+        if current == render(pageID) { return 0 }
+        // Still the file this device published, changed in place: a person editing our projection.
+        // Anything else may be another device's projection: explain it with the op history instead.
+        let inPlace = inode(path).map { i in projectedInode(pageID).map { $0 == i } ?? false } ?? false
+        let explainer: OpHistory? = inPlace ? nil : opHistory()
         // Ids for hand-written blocks derive from the file's bytes: reconciling the same file twice
         // (a crash before the projection that writes the ids) mints the same ids, so no duplicates.
         var ordinal: UInt64 = 0
-        let ops = Reconciler.diff(file: Markdown.parse(current), bases: history.map(Markdown.parse),
-                                  model: model, page: pageID, mint: { text in
+        let ops = Reconciler.diff(file: Markdown.parse(current), bases: inPlace ? history.map(Markdown.parse) : [],
+                                  history: explainer, model: model, page: pageID, mint: { text in
                                       ordinal += 1
                                       let id = BlockID.derived(from: current, page: pageID, ordinal: ordinal)
                                       // Taken by something else (the same bytes long ago): a fresh id.
@@ -305,6 +315,52 @@ final class WorkspaceCore {
             try Sys.rename(tmp, file)
         } catch {
             log("\(file): could not keep the projection base (\(error)); reconciling stays conservative")
+        }
+    }
+
+    func opHistory() -> OpHistory? {
+        if history == nil {
+            do { history = try OpHistory.load(opsDir: opsDir) }
+            catch { log("\(opsDir): could not read the op history (\(error)); taking only new blocks from synced files") }
+        }
+        return history
+    }
+
+    func inode(_ path: String) -> (UInt64, UInt64)? {
+        guard let st = try? Sys.lstat(path) else { return nil }
+        return (UInt64(st.st_dev), UInt64(st.st_ino))
+    }
+
+    func inodeFile(_ pageID: BlockID) -> String { baseFile(pageID) + ".inode" }
+
+    func projectedInode(_ pageID: BlockID) -> (UInt64, UInt64)? {
+        if let i = projectedInode[pageID] { return i }
+        guard let bytes = try? Durable.readRegularFile(inodeFile(pageID), limit: 128) else { return nil }
+        let parts = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard parts.count == 2, let dev = UInt64(parts[0]), let ino = UInt64(parts[1]) else { return nil }
+        projectedInode[pageID] = (dev, ino)
+        return (dev, ino)
+    }
+
+    /// Remembers which inode the page file is now. Without fsync, like the bases: a lost record only
+    /// makes the next reconcile of that page treat the file as of unknown producer (conservative).
+    func saveInode(_ pageID: BlockID, path: String) {
+        guard let i = inode(path) else { return }
+        if let old = projectedInode(pageID), old == i { return }
+        projectedInode[pageID] = i
+        writeStateFile(inodeFile(pageID), Array("\(i.0) \(i.1)\n".utf8))
+    }
+
+    func writeStateFile(_ file: String, _ bytes: [UInt8]) {
+        do {
+            try Durable.makeDirectory(Path.join(stateDir, "bases"), mode: 0o700)
+            let tmp = file + ".tmp"
+            let fd = try Sys.open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o600)
+            defer { Sys.close(fd) }
+            try Sys.writeAll(fd, bytes)
+            try Sys.rename(tmp, file)
+        } catch {
+            log("\(file): could not keep the projection record (\(error)); reconciling stays conservative")
         }
     }
 

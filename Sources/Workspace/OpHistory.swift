@@ -1,0 +1,88 @@
+// OpHistory: every state each block and preamble ever had (as hashes, stamped with the op that made it),
+// so the reconciler can tell a projection some device made (content an op produced) from a hand edit
+// (content no op produced). Built lazily by re-reading the op log; `note` keeps it current after that.
+import SystemCalls
+
+struct OpHistory {
+    struct BlockStates {
+        var create: HLC?
+        /// (op stamp, hash of text+props) for the create and every update, in no particular order.
+        var texts: [(HLC, UInt64)] = []
+    }
+    var blocks: [BlockID: BlockStates] = [:]
+    var preambles: [BlockID: Set<UInt64>] = [:]
+
+    static func hash(_ text: String, _ props: [Property]) -> UInt64 {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        func mix(_ s: String) {
+            for c in s.utf8 { h = (h ^ UInt64(c)) &* 0x0000_0100_0000_01B3 }
+            h = (h ^ 0xFF) &* 0x0000_0100_0000_01B3   // a separator no UTF-8 byte equals
+        }
+        mix(text)
+        for p in props { mix(p.key); mix(p.value) }
+        return h
+    }
+
+    mutating func note(_ op: Op) {
+        switch op.kind {
+        case .createBlock:
+            var s = blocks[op.id] ?? BlockStates()
+            if s.create == nil || op.hlc < s.create! { s.create = op.hlc }
+            s.texts.append((op.hlc, OpHistory.hash(op.text, op.props)))
+            blocks[op.id] = s
+        case .updateBlock:
+            blocks[op.id, default: BlockStates()].texts.append((op.hlc, OpHistory.hash(op.text, op.props)))
+        case .setPreamble:
+            preambles[op.id, default: []].insert(OpHistory.hash(op.text, []))
+        default:
+            break
+        }
+    }
+
+    /// Reads every op file again (read-only: nothing is cut). Only called when a page file differs from
+    /// everything this device projected, so a workspace nobody syncs never pays for it.
+    static func load(opsDir: String) throws -> OpHistory {
+        var h = OpHistory()
+        let (files, _) = try OpLogReader.readAll(dir: opsDir, ownName: "", log: { _ in }, progress: nil)
+        for f in files { for op in f { h.note(op) } }
+        return h
+    }
+
+    /// Whether some op left the block with exactly this text and these properties.
+    func explains(_ id: BlockID, text: String, props: [Property]) -> Bool {
+        guard let s = blocks[id] else { return false }
+        let want = OpHistory.hash(text, props)
+        return s.texts.contains { $0.1 == want }
+    }
+
+    func explainsPreamble(_ page: BlockID, _ text: String) -> Bool {
+        text.isEmpty || preambles[page]?.contains(OpHistory.hash(text, [])) == true
+    }
+}
+
+/// What a page file proves its producer had seen: per actor, the newest op stamp the file's content
+/// could only come from. Every actor's ops reach a device as a prefix of its op file (sync tools
+/// deliver whole files), so an op of that actor stamped no later than this was in the producer's state.
+struct Evidence {
+    var seen: [BlockID: HLC] = [:]
+
+    mutating func raise(_ h: HLC) {
+        if let cur = seen[h.actor], !(cur < h) { return }
+        seen[h.actor] = h
+    }
+
+    func covers(_ h: HLC) -> Bool {
+        guard let s = seen[h.actor] else { return false }
+        return !(s < h)
+    }
+
+    /// A block shown in the file proves its create op; a state only one actor's ops produced proves
+    /// the earliest of those ops.
+    mutating func take(_ id: BlockID, text: String, props: [Property], history: OpHistory) {
+        guard let s = history.blocks[id] else { return }
+        if let c = s.create { raise(c) }
+        let want = OpHistory.hash(text, props)
+        let matches = s.texts.filter { $0.1 == want }.map(\.0)
+        if let first = matches.min(), matches.allSatisfy({ $0.actor == first.actor }) { raise(first) }
+    }
+}
