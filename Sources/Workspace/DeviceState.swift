@@ -59,15 +59,27 @@ enum DeviceState {
         try io(dir) { try Durable.makeDirectory(dir, mode: 0o700) }
         let path = Path.join(dir, "lock")
         let fd = try io(path) { try Sys.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600) }
-        do {
-            try Sys.flock(fd, LOCK_EX | LOCK_NB)
-        } catch let e as Errno where e == .EWOULDBLOCK || e == .EAGAIN {
-            let pid = readPID(fd)
-            Sys.close(fd)
-            throw WorkspaceError.locked(ownerPID: pid)
-        } catch let e as Errno {
-            Sys.close(fd)
-            throw WorkspaceError.io(e, path: path)
+        var waitedForOurOwnLock = 0
+        while true {
+            do {
+                try Sys.flock(fd, LOCK_EX | LOCK_NB)
+                break
+            } catch let e as Errno where e == .EWOULDBLOCK || e == .EAGAIN {
+                let pid = readPID(fd)
+                // The lock names this very process: a workspace we closed a moment ago whose lock
+                // fd a just-forked child still shares until its exec closes it (O_CLOEXEC). That
+                // clears within milliseconds; anything else is a real owner and fails at once.
+                if pid == getpid() && waitedForOurOwnLock < 200 {
+                    waitedForOurOwnLock += 1
+                    usleep(10_000)
+                    continue
+                }
+                Sys.close(fd)
+                throw WorkspaceError.locked(ownerPID: pid)
+            } catch let e as Errno {
+                Sys.close(fd)
+                throw WorkspaceError.io(e, path: path)
+            }
         }
         do {
             try Sys.ftruncate(fd, 0)

@@ -53,10 +53,9 @@ final class InboxRecorder: SysInterposer, @unchecked Sendable {
         let rec = InboxRecorder(prefix: t.path)
         var gen = ULIDGenerator()
         let id = gen.next()
-        Sys.interposer = rec
-        defer { Sys.interposer = nil }
-        let path = try Inbox.deliver(CaptureFile.encode(Capture(text: "x")), id: id, to: inbox)
-        Sys.interposer = nil
+        let path = try withInterposer(rec) {
+            try Inbox.deliver(CaptureFile.encode(Capture(text: "x")), id: id, to: inbox)
+        }
         let tmp = "/inbox/tmp/\(id.string).\(getpid()).tmp"
         #expect(rec.log == ["open \(tmp)", "write fd", "fsync fd", "close fd",
                             "rename \(tmp)", "open /inbox", "fsync fd", "close fd"])
@@ -73,15 +72,16 @@ final class InboxRecorder: SysInterposer, @unchecked Sendable {
             try Inbox.ensure(inbox)
             var gen = ULIDGenerator()
             let rec = InboxRecorder(prefix: t.path, fail: step)
-            Sys.interposer = rec
             var ok = true
-            do {
-                _ = try Inbox.deliver(CaptureFile.encode(Capture(text: "x")), id: gen.next(), to: inbox)
-            } catch {
-                ok = false
-                #expect(error as? Errno == .EIO)
+            let id = gen.next()
+            withInterposer(rec) {
+                do {
+                    _ = try Inbox.deliver(CaptureFile.encode(Capture(text: "x")), id: id, to: inbox)
+                } catch {
+                    ok = false
+                    #expect(error as? Errno == .EIO)
+                }
             }
-            Sys.interposer = nil
             let finals = listDir(inbox).filter(CaptureName.isFinal)
             #expect(listDir(inbox + "/tmp").isEmpty, "step \(n): temp left: \(rec.log)")
             #expect(finals.count == (ok ? 1 : 0), "step \(n): \(rec.log)")

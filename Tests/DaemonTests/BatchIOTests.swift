@@ -110,89 +110,107 @@ private func bytesOf(_ n: Int, seed: UInt8) -> [UInt8] { (0..<n).map { UInt8(tru
     }
 
     @Test(arguments: backends) func appender_writes_every_byte_then_fdatasyncs(plain: Bool) throws {
-        let t = TempDir("batchio")
-        let io = makeIO(plain: plain)
-        let p = t.sub("ops-test.jsonl")
-        let fd = try Sys.open(p, O_WRONLY | O_APPEND | O_CREAT, 0o600)
-        defer { Sys.close(fd) }
-        let spy = ScopedInterposer(fds: [fd], pathPrefix: t.path)
-        Sys.interposer = spy
-        defer { Sys.interposer = nil }
-        var expected: [UInt8] = []
-        for i in 0..<3 {
-            let chunk = Array("{\"op\":\(i)}\n".utf8) + bytesOf(100_000 * i, seed: 7)
-            try chunk.withUnsafeBytes { try io.appender.appendDurably(fd, $0) }
-            expected += chunk
+        // Hold the process-wide interposer gate for the whole test: FaultTests run in this
+        // process too, and Sys.interposer is one global.
+        try withInterposer(PassThrough()) {
+            let t = TempDir("batchio")
+            let io = makeIO(plain: plain)
+            let p = t.sub("ops-test.jsonl")
+            let fd = try Sys.open(p, O_WRONLY | O_APPEND | O_CREAT, 0o600)
+            defer { Sys.close(fd) }
+            let spy = ScopedInterposer(fds: [fd], pathPrefix: t.path)
+            Sys.interposer = spy
+            defer { Sys.interposer = nil }
+            var expected: [UInt8] = []
+            for i in 0..<3 {
+                let chunk = Array("{\"op\":\(i)}\n".utf8) + bytesOf(100_000 * i, seed: 7)
+                try chunk.withUnsafeBytes { try io.appender.appendDurably(fd, $0) }
+                expected += chunk
+            }
+            #expect(try Array(Data(contentsOf: URL(fileURLWithPath: p))) == expected)
+            let (w, s): (SysOp, SysOp) = io.backend == .uring ? (.uringWrite, .uringFdatasync) : (.write, .fdatasync)
+            #expect(spy.ops() == [w, s, w, s, w, s])
+            #expect(spy.log.allSatisfy { $0.result >= 0 })
         }
-        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: p))) == expected)
-        let (w, s): (SysOp, SysOp) = io.backend == .uring ? (.uringWrite, .uringFdatasync) : (.write, .fdatasync)
-        #expect(spy.ops() == [w, s, w, s, w, s])
-        #expect(spy.log.allSatisfy { $0.result >= 0 })
     }
 
     @Test(arguments: backends) func appender_finishes_a_short_write_before_syncing(plain: Bool) throws {
-        let t = TempDir("batchio")
-        let io = makeIO(plain: plain)
-        let p = t.sub("ops-short.jsonl")
-        let fd = try Sys.open(p, O_WRONLY | O_APPEND | O_CREAT, 0o600)
-        defer { Sys.close(fd) }
-        let spy = ScopedInterposer(fds: [fd], pathPrefix: t.path)
-        let w: SysOp = io.backend == .uring ? .uringWrite : .write
-        let s: SysOp = io.backend == .uring ? .uringFdatasync : .fdatasync
-        spy.faults[w] = (1, .shortWrite(3))
-        Sys.interposer = spy
-        defer { Sys.interposer = nil }
-        let line = Array("{\"op\":\"create\",\"id\":\"0190\"}\n".utf8)
-        try line.withUnsafeBytes { try io.appender.appendDurably(fd, $0) }
-        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: p))) == line)
-        #expect(spy.ops() == [w, w, s])
-        #expect(spy.log.first?.result == 3)
+        // Hold the process-wide interposer gate for the whole test: FaultTests run in this
+        // process too, and Sys.interposer is one global.
+        try withInterposer(PassThrough()) {
+            let t = TempDir("batchio")
+            let io = makeIO(plain: plain)
+            let p = t.sub("ops-short.jsonl")
+            let fd = try Sys.open(p, O_WRONLY | O_APPEND | O_CREAT, 0o600)
+            defer { Sys.close(fd) }
+            let spy = ScopedInterposer(fds: [fd], pathPrefix: t.path)
+            let w: SysOp = io.backend == .uring ? .uringWrite : .write
+            let s: SysOp = io.backend == .uring ? .uringFdatasync : .fdatasync
+            spy.faults[w] = (1, .shortWrite(3))
+            Sys.interposer = spy
+            defer { Sys.interposer = nil }
+            let line = Array("{\"op\":\"create\",\"id\":\"0190\"}\n".utf8)
+            try line.withUnsafeBytes { try io.appender.appendDurably(fd, $0) }
+            #expect(try Array(Data(contentsOf: URL(fileURLWithPath: p))) == line)
+            #expect(spy.ops() == [w, w, s])
+            #expect(spy.log.first?.result == 3)
+        }
     }
 
     @Test(arguments: backends) func injected_faults_come_back_as_their_errno(plain: Bool) throws {
-        let t = TempDir("batchio")
-        let io = makeIO(plain: plain)
-        let uring = io.backend == .uring
-
-        // A failed read: that file only.
-        let a = t.sub("a"), b = t.sub("b")
-        try writeText(a, "aaa"); try writeText(b, "bbb")
-        let fa = try Sys.open(a, O_RDONLY), fb = try Sys.open(b, O_RDONLY)
-        defer { Sys.close(fa); Sys.close(fb) }
-        let spy = ScopedInterposer(fds: [fb], pathPrefix: t.sub("gone"))
-        spy.faults[uring ? .uringRead : .pread] = (1, .fail(.EIO))
-        Sys.interposer = spy
-        defer { Sys.interposer = nil }
-        let r = io.readFiles([fa, fb], sizes: [3, 3])
-        #expect(try r[0].get() == Array("aaa".utf8))
-        #expect(throws: Errno.EIO) { try r[1].get() }
-
-        // A failed unlink: that path only, and the file stays.
-        let g1 = t.sub("gone1"), g2 = t.sub("gone2")
-        try writeText(g1, "1"); try writeText(g2, "2")
-        let u = ScopedInterposer(pathPrefix: g2)
-        u.faults[uring ? .uringUnlink : .unlink] = (1, .fail(Errno(EROFS)))
-        Sys.interposer = u
-        let ur = io.unlinkAll([g1, g2])
-        #expect((try? ur[0].get()) != nil)
-        #expect(throws: Errno(EROFS)) { try ur[1].get() }
-        #expect(listDir(t.path).contains("gone2") && !listDir(t.path).contains("gone1"))
-
-        // A failed write, then a failed fdatasync: the append throws that errno.
-        let p = t.sub("ops.jsonl")
-        let fd = try Sys.open(p, O_WRONLY | O_APPEND | O_CREAT, 0o600)
-        defer { Sys.close(fd) }
-        let line = Array("{\"op\":1}\n".utf8)
-        let wf = ScopedInterposer(fds: [fd], pathPrefix: p)
-        wf.faults[uring ? .uringWrite : .write] = (1, .fail(.ENOSPC))
-        Sys.interposer = wf
-        #expect(throws: Errno.ENOSPC) { try line.withUnsafeBytes { try io.appender.appendDurably(fd, $0) } }
-        #expect(readText(p) == "")
-        let sf = ScopedInterposer(fds: [fd], pathPrefix: p)
-        sf.faults[uring ? .uringFdatasync : .fdatasync] = (1, .fail(.EIO))
-        Sys.interposer = sf
-        #expect(throws: Errno.EIO) { try line.withUnsafeBytes { try io.appender.appendDurably(fd, $0) } }
-        #expect(sf.ops().last == (uring ? .uringFdatasync : .fdatasync))
-        #expect(sf.log.last?.result == -Int(EIO))
+        // Hold the process-wide interposer gate for the whole test: FaultTests run in this
+        // process too, and Sys.interposer is one global.
+        try withInterposer(PassThrough()) {
+            let t = TempDir("batchio")
+            let io = makeIO(plain: plain)
+            let uring = io.backend == .uring
+    
+            // A failed read: that file only.
+            let a = t.sub("a"), b = t.sub("b")
+            try writeText(a, "aaa"); try writeText(b, "bbb")
+            let fa = try Sys.open(a, O_RDONLY), fb = try Sys.open(b, O_RDONLY)
+            defer { Sys.close(fa); Sys.close(fb) }
+            let spy = ScopedInterposer(fds: [fb], pathPrefix: t.sub("gone"))
+            spy.faults[uring ? .uringRead : .pread] = (1, .fail(.EIO))
+            Sys.interposer = spy
+            defer { Sys.interposer = nil }
+            let r = io.readFiles([fa, fb], sizes: [3, 3])
+            #expect(try r[0].get() == Array("aaa".utf8))
+            #expect(throws: Errno.EIO) { try r[1].get() }
+    
+            // A failed unlink: that path only, and the file stays.
+            let g1 = t.sub("gone1"), g2 = t.sub("gone2")
+            try writeText(g1, "1"); try writeText(g2, "2")
+            let u = ScopedInterposer(pathPrefix: g2)
+            u.faults[uring ? .uringUnlink : .unlink] = (1, .fail(Errno(EROFS)))
+            Sys.interposer = u
+            let ur = io.unlinkAll([g1, g2])
+            #expect((try? ur[0].get()) != nil)
+            #expect(throws: Errno(EROFS)) { try ur[1].get() }
+            #expect(listDir(t.path).contains("gone2") && !listDir(t.path).contains("gone1"))
+    
+            // A failed write, then a failed fdatasync: the append throws that errno.
+            let p = t.sub("ops.jsonl")
+            let fd = try Sys.open(p, O_WRONLY | O_APPEND | O_CREAT, 0o600)
+            defer { Sys.close(fd) }
+            let line = Array("{\"op\":1}\n".utf8)
+            let wf = ScopedInterposer(fds: [fd], pathPrefix: p)
+            wf.faults[uring ? .uringWrite : .write] = (1, .fail(.ENOSPC))
+            Sys.interposer = wf
+            #expect(throws: Errno.ENOSPC) { try line.withUnsafeBytes { try io.appender.appendDurably(fd, $0) } }
+            #expect(readText(p) == "")
+            let sf = ScopedInterposer(fds: [fd], pathPrefix: p)
+            sf.faults[uring ? .uringFdatasync : .fdatasync] = (1, .fail(.EIO))
+            Sys.interposer = sf
+            #expect(throws: Errno.EIO) { try line.withUnsafeBytes { try io.appender.appendDurably(fd, $0) } }
+            #expect(sf.ops().last == (uring ? .uringFdatasync : .fdatasync))
+            #expect(sf.log.last?.result == -Int(EIO))
+        }
     }
+}
+
+/// Lets every call through; installed only to hold the interposer gate.
+final class PassThrough: SysInterposer {
+    func before(_ call: SysCall) -> SysFault? { nil }
+    func after(_ call: SysCall, result: Int) {}
 }

@@ -133,14 +133,14 @@ final class SyncCounter: SysInterposer, @unchecked Sendable {
         let t = TestWorkspace()
         let ws = try t.open()
         let counter = SyncCounter(Path.join(t.root, ".outl"))
-        Sys.interposer = counter
-        defer { Sys.interposer = nil }
-        _ = try await ws.appendCaptures((0..<50).map { capture("batch \($0)") })
-        #expect(counter.fdatasyncs == 1)
-        #expect(counter.dirFsyncs == 1, "the first append to a new log file fsyncs .outl/ops")
-        _ = try await ws.appendCaptures((0..<50).map { capture("batch two \($0)") })
-        #expect(counter.fdatasyncs == 2)
-        #expect(counter.dirFsyncs == 1)
+        try await withInterposer(counter) {
+            _ = try await ws.appendCaptures((0..<50).map { capture("batch \($0)") })
+            #expect(counter.fdatasyncs == 1)
+            #expect(counter.dirFsyncs == 1, "the first append to a new log file fsyncs .outl/ops")
+            _ = try await ws.appendCaptures((0..<50).map { capture("batch two \($0)") })
+            #expect(counter.fdatasyncs == 2)
+            #expect(counter.dirFsyncs == 1)
+        }
     }
 
     @Test func a_failed_append_applies_nothing_and_leaves_no_torn_line() async throws {
@@ -155,10 +155,10 @@ final class SyncCounter: SysInterposer, @unchecked Sendable {
         let t = TestWorkspace()
         let ws = try t.open()
         _ = try await ws.appendCaptures([capture("before")])
-        Sys.interposer = FailFdatasync()
         let lost = capture("fails")
-        await #expect(throws: WorkspaceError.self) { try await ws.appendCaptures([lost]) }
-        Sys.interposer = nil
+        await withInterposer(FailFdatasync()) {
+            await #expect(throws: WorkspaceError.self) { try await ws.appendCaptures([lost]) }
+        }
         #expect(await texts(ws) == ["before"])
         #expect(!(await ws.containsBlock(lost.id)))
         #expect(try await ws.appendCaptures([lost]) == [.created])
