@@ -44,7 +44,7 @@ final class WorkspaceCore {
             let logBytes = (try? Sys.readDirectory(opsDir))?.reduce(0) { sum, n in
                 sum + ((try? Sys.lstat(Path.join(opsDir, n))).map { Int($0.st_size) } ?? 0)
             } ?? 0
-            streamed.blocks.reserveCapacity(logBytes / 300)
+            streamed.blocks.reserve(logBytes: logBytes)
             var streamClock = clock
             var last: HLC? = nil
             var inOrder = true
