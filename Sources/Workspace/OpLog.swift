@@ -73,11 +73,13 @@ enum OpLogReader {
     }
 
     /// Reads every op file; `ownName` is this device's file, whose torn tail is cut on disk.
-    /// With `stream` set and a single op file, ops go straight to `stream` (no op array held) and the
-    /// result's lists are empty; the caller must check the stream was in HLC order.
+    /// With `streaming` and a single op file, ops go straight to `stream` (no op array held) and the
+    /// result's lists are empty; the caller must check the stream was in HLC order. (A non-escaping
+    /// closure: the caller's model is captured by address, with no dynamic exclusivity checks.)
     static func readAll(dir: String, ownName: String, log: (String) -> Void,
                         progress: ((Int, Int) -> Void)?,
-                        stream: ((RawOpView) -> Void)? = nil) throws -> ([[Op]], OpLogReadStats) {
+                        streaming: Bool = false,
+                        stream: (RawOpView) -> Void = { _ in }) throws -> ([[Op]], OpLogReadStats) {
         var stats = OpLogReadStats()
         let names: [String]
         do { names = try Sys.readDirectory(dir).filter(isOpLogName).sorted() } catch let e as Errno where e == .ENOENT {
@@ -96,7 +98,7 @@ enum OpLogReader {
             var ops: [Op] = []
             var count = 0
             let r: FileResult
-            if let stream, names.count == 1 {
+            if streaming, names.count == 1 {
                 r = try readFile(path, writable: own, sink: { count += 1; stream($0) }) { n in progress?(done + n, total) }
             } else {
                 ops.reserveCapacity(sizes[i] / 200 + 16)

@@ -159,6 +159,13 @@ public enum OpParser {
         }
 
         mutating func id() -> BlockID?? {
+            skipSpace()
+            // The common spelling: 36 plain bytes then the closing quote (no escapes possible in a valid id).
+            if i + 37 < b.count, b[i] == 34, b[i + 37] == 34,
+               let v = BlockID.parse(UnsafeBufferPointer(rebasing: b[(i + 1)..<(i + 37)])) {
+                i += 38
+                return .some(v)
+            }
             guard let (r, _) = rawString() else { return nil }
             if r.isEmpty { return .some(nil) }
             guard let v = BlockID.parse(UnsafeBufferPointer(rebasing: b[r])) else { return nil }
