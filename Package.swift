@@ -29,13 +29,14 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-static-executable"])]),
 
         // The workspace and its inspection CLI.
-        .target(name: "Workspace", dependencies: ["SystemCalls"]),
+        .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C"]),
         .executableTarget(name: "outl", dependencies: ["Workspace", "SystemCalls"]),
 
         // C shims and system libraries.
         .systemLibrary(name: "CLibsystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CLiburing", pkgConfig: "liburing", providers: [.apt(["liburing-dev"])]),
         .target(name: "CInotifyShim"),
+        .target(name: "CCRC32C"),  // SSE4.2 crc32 for the op log, with a portable fallback in Workspace
         .target(name: "CURingShim", dependencies: ["CLiburing"]),
         .target(name: "BatchIO", dependencies: ["CURingShim", "CLiburing", "SystemCalls"]),
 

@@ -1,6 +1,16 @@
-// CRC32C (Castagnoli, reflected 0x82F63B78), slicing-by-8: makes every op-log line self-validating.
-// Invariant: matches the iSCSI/RFC 3720 check value (crc32c("123456789") == 0xE3069283).
+// CRC32C (Castagnoli, reflected 0x82F63B78): makes every op-log line self-validating. The SSE4.2
+// instruction (CCRC32C) when the CPU has it, else slicing-by-8; both match crc32c("123456789") == 0xE3069283.
+import CCRC32C
+
 public enum CRC32C {
+    /// Checked once: the boot checksums every line, so the branch must be a load, not a cpuid.
+    static let hardware: Bool = CCRC32C_hardware() != 0
+
+    public static func checksum(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
+        guard hardware, let p = bytes.baseAddress else { return software(bytes, seed: seed) }
+        return ~CCRC32C_update(~seed, p, bytes.count)
+    }
+
     static let tables: [[UInt32]] = {
         var t = [[UInt32]](repeating: [UInt32](repeating: 0, count: 256), count: 8)
         for i in 0..<256 {
@@ -16,7 +26,8 @@ public enum CRC32C {
     /// One flat table (8 x 256) so the hot loop indexes a single buffer.
     static let flat: [UInt32] = tables.flatMap { $0 }
 
-    public static func checksum(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
+    /// The portable path (and the reference the hardware path is tested against).
+    static func software(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
         var crc = ~seed
         guard var p = bytes.baseAddress else { return seed }
         var n = bytes.count

@@ -36,17 +36,27 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Parses the 36-byte UUID spelling from raw bytes (the op log's hot path).
+    /// Hex digit values, 0x10 for any other byte: a branch-free check of a whole id.
+    static let hexTable: [UInt8] = (0..<256).map { c in hexValue(UInt8(c)).map { UInt8($0) } ?? 0x10 }
+
+    /// Parses the 36-byte UUID spelling from raw bytes (the op log's hot path: three ids per line).
     @inline(__always)
     static func parse(_ b: UnsafeBufferPointer<UInt8>) -> BlockID? {
-        guard b.count == 36, b[8] == 45, b[13] == 45, b[18] == 45, b[23] == 45 else { return nil }
-        var hi: UInt64 = 0, lo: UInt64 = 0, nibbles = 0
-        for i in 0..<36 where i != 8 && i != 13 && i != 18 && i != 23 {
-            guard let v = hexValue(b[i]) else { return nil }
-            if nibbles < 16 { hi = hi << 4 | v } else { lo = lo << 4 | v }
-            nibbles += 1
+        guard b.count == 36, let p = b.baseAddress, p[8] == 45, p[13] == 45, p[18] == 45, p[23] == 45 else { return nil }
+        return hexTable.withUnsafeBufferPointer { t -> BlockID? in
+            var bad: UInt8 = 0
+            @inline(__always) func run(_ from: Int, _ n: Int, _ acc: inout UInt64) {
+                for k in from..<(from + n) {
+                    let v = t[Int(p[k])]
+                    bad |= v
+                    acc = acc << 4 | UInt64(v)
+                }
+            }
+            var hi: UInt64 = 0, lo: UInt64 = 0
+            run(0, 8, &hi); run(9, 4, &hi); run(14, 4, &hi)
+            run(19, 4, &lo); run(24, 12, &lo)
+            return bad & 0x10 == 0 ? BlockID(hi: hi, lo: lo) : nil
         }
-        return BlockID(hi: hi, lo: lo)
     }
 
     public var description: String {

@@ -90,11 +90,13 @@ enum OpLogReader {
     }
 
     /// Reads every op file; `ownName` is this device's file, whose torn tail is cut on disk.
-    /// With `stream` set and a single op file, ops go straight to `stream` (no op array held) and the
-    /// result's lists are empty; the caller must check the stream was in HLC order.
+    /// With `streaming` and a single op file, ops go straight to `stream` (no op array held) and the
+    /// result's lists are empty; the caller must check the stream was in HLC order. (A non-escaping
+    /// closure: the caller's model is captured by address, with no dynamic exclusivity checks.)
     static func readAll(dir: String, ownName: String, log: (String) -> Void,
                         progress: ((Int, Int) -> Void)?,
-                        stream: ((Op) -> Void)? = nil) throws -> ([[Op]], OpLogReadStats) {
+                        streaming: Bool = false,
+                        stream: (RawOpView) -> Void = { _ in }) throws -> ([[Op]], OpLogReadStats) {
         var stats = OpLogReadStats()
         let names: [String]
         do { names = try Sys.readDirectory(dir).filter(isOpLogName).sorted() } catch let e as Errno where e == .ENOENT {
@@ -113,11 +115,11 @@ enum OpLogReader {
             var ops: [Op] = []
             var count = 0
             let r: FileResult
-            if let stream, names.count == 1 {
+            if streaming, names.count == 1 {
                 r = try readFile(path, writable: own, sink: { count += 1; stream($0) }) { n in progress?(done + n, total) }
             } else {
                 ops.reserveCapacity(sizes[i] / 200 + 16)
-                r = try readFile(path, writable: own, sink: { ops.append($0) }) { n in progress?(done + n, total) }
+                r = try readFile(path, writable: own, sink: { ops.append($0.op()) }) { n in progress?(done + n, total) }
                 count = ops.count
             }
             done += sizes[i]
@@ -141,7 +143,7 @@ enum OpLogReader {
 
     struct FileResult { var size: Int; var validEnd: Int; var bad: Int }
 
-    static func readFile(_ path: String, writable: Bool, sink: (Op) -> Void,
+    static func readFile(_ path: String, writable: Bool, sink: (RawOpView) -> Void,
                          progress: (Int) -> Void) throws -> FileResult {
         let fd = try io(path) { try Sys.open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW) }
         defer { Sys.close(fd) }
@@ -151,6 +153,7 @@ enum OpLogReader {
         var validEnd = 0
         var bad = 0            // invalid lines followed by valid ones: skipped, kept on disk
         var badSinceValid = 0  // invalid lines after the last valid one: the tail
+        var scratch = ParseScratch()
         while true {
             if have == buf.count { buf.append(contentsOf: repeatElement(0, count: buf.count)) }
             let n = try io(path) {
@@ -167,8 +170,12 @@ enum OpLogReader {
                     guard let nlRaw = memchr(base + start, 10, have - start) else { break }
                     let nl = UnsafeRawPointer(nlRaw).assumingMemoryBound(to: UInt8.self) - base
                     if nl > start {
-                        if let op = OpParser.parse(UnsafeBufferPointer(start: base + start, count: nl - start)) {
-                            sink(op)
+                        let line = UnsafeBufferPointer(start: base + start, count: nl - start)
+                        if let raw = OpParser.parseRaw(line, &scratch) {
+                            scratch.bytes.withUnsafeBufferPointer { sb in
+                                sink(RawOpView(raw: raw, json: UnsafeBufferPointer(rebasing: line[9...]), scratch: sb,
+                                               props: scratch.props))
+                            }
                             validEnd = bufOffset + nl + 1
                             bad += badSinceValid
                             badSinceValid = 0

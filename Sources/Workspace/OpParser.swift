@@ -1,8 +1,52 @@
-// OpParser: reads one op-log line straight from bytes (no Foundation, no intermediate objects), the
-// boot's hot path. Returns nil for any line that is torn, garbage or fails its CRC; unknown fields are
-// skipped and an unknown kind yields `.unknown`, so a newer build's ops never stop an older boot.
+// OpParser: reads one op-log line straight from bytes (no Foundation, no Strings on the boot path: texts
+// stay byte ranges of the line, or of a scratch when escaped). Returns nil for any line that is torn,
+// garbage or fails its CRC; unknown fields are skipped and an unknown kind yields `.unknown`, so a newer
+// build's ops never stop an older boot.
+
+/// A parsed string: a range of the JSON line, or of the scratch when it had escapes.
+struct RawText {
+    var start: Int
+    var count: Int
+    var inScratch: Bool
+    static let empty = RawText(start: 0, count: 0, inScratch: false)
+}
+
+/// Decoded escaped strings and the property list of the line being parsed; reused line after line.
+struct ParseScratch {
+    var bytes: [UInt8] = []
+    /// key, value, key, value...
+    var props: [RawText] = []
+    mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        props.removeAll(keepingCapacity: true)
+    }
+}
+
+/// An op whose texts are still bytes of its line: what the boot applies without making Strings.
+struct RawOp {
+    var hlc = HLC(wall: 0, counter: 0, actor: BlockID(hi: 0, lo: 0))
+    var kind = OpKind.unknown
+    var id = BlockID(hi: 0, lo: 0)
+    var page = BlockID(hi: 0, lo: 0)
+    var parent: BlockID? = nil
+    var pos = RawText.empty
+    var text = RawText.empty
+    var hasProps = false
+    var pageKind = PageKind.journal
+}
+
 public enum OpParser {
     public static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Op? {
+        var scratch = ParseScratch()
+        guard let raw = parseRaw(line, &scratch) else { return nil }
+        let json = UnsafeBufferPointer(rebasing: line[9...])
+        return scratch.bytes.withUnsafeBufferPointer { sb in
+            RawOpView(raw: raw, json: json, scratch: sb, props: scratch.props).op()
+        }
+    }
+
+    /// Checks the CRC and parses; strings stay in `line` (after the 9-byte CRC prefix) or `scratch`.
+    static func parseRaw(_ line: UnsafeBufferPointer<UInt8>, _ scratch: inout ParseScratch) -> RawOp? {
         guard line.count > 11, line[8] == 32, let base = line.baseAddress else { return nil }
         var crc: UInt32 = 0
         for i in 0..<8 {
@@ -11,15 +55,27 @@ public enum OpParser {
         }
         let json = UnsafeBufferPointer(start: base + 9, count: line.count - 9)
         guard CRC32C.checksum(UnsafeRawBufferPointer(json)) == crc else { return nil }
-        var r = Reader(b: json)
-        return r.op()
+        scratch.reset()
+        return withUnsafeMutablePointer(to: &scratch) { sp in
+            var r = Reader(b: json, scratch: sp)
+            return r.op()
+        }
     }
 
     struct Reader {
         let b: UnsafeBufferPointer<UInt8>
+        let scratchPointer: UnsafeMutablePointer<ParseScratch>
         var i = 0
 
-        init(b: UnsafeBufferPointer<UInt8>) { self.b = b }
+        init(b: UnsafeBufferPointer<UInt8>, scratch: UnsafeMutablePointer<ParseScratch>) {
+            self.b = b
+            self.scratchPointer = scratch
+        }
+
+        var scratch: ParseScratch {
+            @inline(__always) _read { yield scratchPointer.pointee }
+            @inline(__always) nonmutating _modify { yield &scratchPointer.pointee }
+        }
 
         @inline(__always) mutating func skipSpace() {
             while i < b.count, b[i] == 32 || b[i] == 9 || b[i] == 13 || b[i] == 10 { i += 1 }
@@ -48,16 +104,21 @@ public enum OpParser {
             return nil
         }
 
-        func decode(_ r: Range<Int>, _ escaped: Bool) -> String? {
-            let slice = UnsafeBufferPointer(rebasing: b[r])
-            if !escaped { return String(decoding: slice, as: UTF8.self) }
-            var out: [UInt8] = []
-            out.reserveCapacity(slice.count)
+        /// A string's bytes: a range of the line when it has no escapes, else decoded into the scratch.
+        mutating func text() -> RawText? {
+            guard let (r, escaped) = rawString() else { return nil }
+            if !escaped { return RawText(start: r.lowerBound, count: r.count, inScratch: false) }
+            let at = scratch.bytes.count
+            guard Reader.unescape(UnsafeBufferPointer(rebasing: b[r]), into: &scratch.bytes) else { return nil }
+            return RawText(start: at, count: scratch.bytes.count - at, inScratch: true)
+        }
+
+        static func unescape(_ slice: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) -> Bool {
             var j = 0
             while j < slice.count {
                 let c = slice[j]
                 if c != 92 { out.append(c); j += 1; continue }
-                guard j + 1 < slice.count else { return nil }
+                guard j + 1 < slice.count else { return false }
                 let e = slice[j + 1]
                 j += 2
                 switch e {
@@ -67,10 +128,10 @@ public enum OpParser {
                 case UInt8(ascii: "b"): out.append(8)
                 case UInt8(ascii: "f"): out.append(12)
                 case UInt8(ascii: "u"):
-                    guard j + 4 <= slice.count else { return nil }
+                    guard j + 4 <= slice.count else { return false }
                     var v: UInt32 = 0
                     for k in 0..<4 {
-                        guard let h = BlockID.hexValue(slice[j + k]) else { return nil }
+                        guard let h = BlockID.hexValue(slice[j + k]) else { return false }
                         v = v << 4 | UInt32(h)
                     }
                     j += 4
@@ -80,12 +141,7 @@ public enum OpParser {
                 default: out.append(e)  // \" \\ \/
                 }
             }
-            return String(decoding: out, as: UTF8.self)
-        }
-
-        mutating func string() -> String? {
-            guard let (r, e) = rawString() else { return nil }
-            return decode(r, e)
+            return true
         }
 
         mutating func integer() -> Int64? {
@@ -103,6 +159,13 @@ public enum OpParser {
         }
 
         mutating func id() -> BlockID?? {
+            skipSpace()
+            // The common spelling: 36 plain bytes then the closing quote (no escapes possible in a valid id).
+            if i + 37 < b.count, b[i] == 34, b[i + 37] == 34,
+               let v = BlockID.parse(UnsafeBufferPointer(rebasing: b[(i + 1)..<(i + 37)])) {
+                i += 38
+                return .some(v)
+            }
             guard let (r, _) = rawString() else { return nil }
             if r.isEmpty { return .some(nil) }
             guard let v = BlockID.parse(UnsafeBufferPointer(rebasing: b[r])) else { return nil }
@@ -134,16 +197,17 @@ public enum OpParser {
             }
         }
 
-        mutating func props() -> [Property]? {
-            guard expect(UInt8(ascii: "{")) else { return nil }
-            var out: [Property] = []
-            if expect(UInt8(ascii: "}")) { return out }
+        /// The property object's strings go to scratch.props as key, value pairs.
+        mutating func props() -> Bool {
+            guard expect(UInt8(ascii: "{")) else { return false }
+            scratch.props.removeAll(keepingCapacity: true)
+            if expect(UInt8(ascii: "}")) { return true }
             while true {
-                guard let k = string(), expect(UInt8(ascii: ":")), let v = string() else { return nil }
-                out.append(Property(k, v))
+                guard let k = text(), expect(UInt8(ascii: ":")), let v = text() else { return false }
+                scratch.props.append(k)
+                scratch.props.append(v)
                 if expect(UInt8(ascii: ",")) { continue }
-                guard expect(UInt8(ascii: "}")) else { return nil }
-                return out
+                return expect(UInt8(ascii: "}"))
             }
         }
 
@@ -154,13 +218,12 @@ public enum OpParser {
             return true
         }
 
-        mutating func op() -> Op? {
+        mutating func op() -> RawOp? {
             guard expect(UInt8(ascii: "{")) else { return nil }
             var kind: OpKind? = nil
             var wall: Int64? = nil, counter: Int64? = nil
             var actor: BlockID? = nil, opID: BlockID? = nil
-            var op = Op(hlc: HLC(wall: 0, counter: 0, actor: BlockID(hi: 0, lo: 0)), kind: .unknown,
-                        id: BlockID(hi: 0, lo: 0))
+            var op = RawOp()
             var hasPage = false
             while true {
                 guard let (k, _) = rawString(), expect(UInt8(ascii: ":")) else { return nil }
@@ -197,17 +260,18 @@ public enum OpParser {
                     guard let v = id() else { return nil }
                     op.parent = v
                 } else if keyIs(k, "pos") {
-                    guard let v = string() else { return nil }
+                    guard let v = text() else { return nil }
                     op.pos = v
                 } else if keyIs(k, "t") {
-                    guard let v = string() else { return nil }
+                    guard let v = text() else { return nil }
                     op.text = v
                 } else if keyIs(k, "pk") {
-                    guard let v = string() else { return nil }
-                    op.pageKind = v == "j" ? .journal : .named
+                    guard let v = text() else { return nil }
+                    let j = v.count == 1 && (v.inScratch ? scratch.bytes[v.start] : b[v.start]) == UInt8(ascii: "j")
+                    op.pageKind = j ? .journal : .named
                 } else if keyIs(k, "pr") {
-                    guard let v = props() else { return nil }
-                    op.props = v
+                    guard props() else { return nil }
+                    op.hasProps = true
                 } else {
                     guard skipValue() else { return nil }
                 }
@@ -228,5 +292,34 @@ public enum OpParser {
             }
             return op
         }
+    }
+}
+
+/// A RawOp with the buffers its texts point into: valid only while the line and scratch are.
+struct RawOpView {
+    let raw: RawOp
+    let json: UnsafeBufferPointer<UInt8>
+    let scratch: UnsafeBufferPointer<UInt8>
+    let props: [RawText]
+
+    var hlc: HLC { raw.hlc }
+
+    @inline(__always) func bytes(_ t: RawText) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: (t.inScratch ? scratch : json)[t.start..<(t.start + t.count)])
+    }
+
+    @inline(__always) func string(_ t: RawText) -> String { String(decoding: bytes(t), as: UTF8.self) }
+
+    /// The same op with Strings (tests, and any caller outside the boot's hot path).
+    func op() -> Op {
+        var op = Op(hlc: raw.hlc, kind: raw.kind, id: raw.id)
+        op.page = raw.page
+        op.parent = raw.parent
+        op.pos = string(raw.pos)
+        op.text = string(raw.text)
+        op.pageKind = raw.pageKind
+        var k = 0
+        while k + 1 < props.count { op.props.append(Property(string(props[k]), string(props[k + 1]))); k += 2 }
+        return op
     }
 }

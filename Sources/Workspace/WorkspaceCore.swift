@@ -49,13 +49,13 @@ final class WorkspaceCore {
             let logBytes = (try? Sys.readDirectory(opsDir))?.reduce(0) { sum, n in
                 sum + ((try? Sys.lstat(Path.join(opsDir, n))).map { Int($0.st_size) } ?? 0)
             } ?? 0
-            streamed.blocks.reserveCapacity(logBytes / 300)
+            streamed.blocks.reserve(logBytes: logBytes)
             var streamClock = clock
             var last: HLC? = nil
             var inOrder = true
             let ownName = "ops-\(actor).jsonl"
             var (files, stats) = try OpLogReader.readAll(
-                dir: opsDir, ownName: ownName, log: log, progress: options.bootProgress, stream: { op in
+                dir: opsDir, ownName: ownName, log: log, progress: options.bootProgress, streaming: true, stream: { op in
                     guard inOrder else { return }
                     if let l = last, op.hlc < l { inOrder = false; return }
                     if op.hlc != last { streamClock.observe(op.hlc); streamed.apply(op) }

@@ -72,3 +72,18 @@ import Testing
     #expect(after > "zzz")
     #expect(PositionKey.between(nil, "0001") < "0001")
 }
+
+@Test func hardware_and_table_crc32c_agree_on_every_length_and_alignment() {
+    var bytes: [UInt8] = []
+    var x: UInt32 = 0x1234_5678
+    for _ in 0..<600 { x = x &* 1_664_525 &+ 1_013_904_223; bytes.append(UInt8(truncatingIfNeeded: x >> 24)) }
+    bytes.withUnsafeBytes { all in
+        for start in 0..<9 {
+            for len in 0..<(all.count - start) where len < 80 || len % 37 == 0 {
+                let b = UnsafeRawBufferPointer(rebasing: all[start..<(start + len)])
+                #expect(CRC32C.checksum(b) == CRC32C.software(b))
+                #expect(CRC32C.checksum(b, seed: 0xDEAD_BEEF) == CRC32C.software(b, seed: 0xDEAD_BEEF))
+            }
+        }
+    }
+}

@@ -1,0 +1,176 @@
+// BlockTable: every block of the model in compact form: fixed-size rows, an open-addressing id index,
+// and one byte arena for pos, text and properties (keys interned), decoded to `Block` only when read.
+// Invariant: `self[id]` returns exactly what the old [BlockID: Block] held; value semantics (CoW arrays).
+
+/// A block's stored text, props and position as offsets into the arena.
+struct BlockRow {
+    var id: BlockID
+    var page: BlockID
+    var parent: BlockID
+    /// varint(text length) text, then (varint key id >= 1, varint value length, value)*, then 0.
+    var content: UInt64
+    /// varint(length) pos.
+    var pos: UInt64
+    var hasParent: Bool
+    var deleted: Bool
+}
+
+public struct BlockTable: Sendable {
+    var rows: [BlockRow] = []
+    /// Row index + 1 per slot (0 = empty); a power of two, at most half full.
+    var slots: [UInt32] = [UInt32](repeating: 0, count: 16)
+    var arena: [UInt8] = []
+    var keys = KeyTable()
+
+    public var count: Int { rows.count }
+
+    /// Makes room for `n` blocks without rehashing or moving rows.
+    public mutating func reserveCapacity(_ n: Int) {
+        rows.reserveCapacity(n)
+        if n * 2 > slots.count { rehash(minimumSlots: n * 2) }
+    }
+
+    /// Reserves rows, index and arena for a log of `bytes` bytes (~330 bytes per capture op). Untouched
+    /// reserved pages cost address space, not memory.
+    mutating func reserve(logBytes bytes: Int) {
+        reserveCapacity(bytes / 256)
+        arena.reserveCapacity(bytes / 3)
+    }
+
+    public subscript(id: BlockID) -> Block? {
+        guard let r = find(id) else { return nil }
+        return block(at: r)
+    }
+
+    @inline(__always) static func slot(of id: BlockID, mask: Int) -> Int {
+        Int(truncatingIfNeeded: ((id.hi ^ id.lo) &* 0x9E37_79B9_7F4A_7C15) >> 29) & mask
+    }
+
+    /// The row index of `id`, if the block exists.
+    @inline(__always) func find(_ id: BlockID) -> Int? {
+        slots.withUnsafeBufferPointer { s in
+            rows.withUnsafeBufferPointer { r in
+                let mask = s.count - 1
+                var i = BlockTable.slot(of: id, mask: mask)
+                while true {
+                    let v = s[i]
+                    if v == 0 { return nil }
+                    if r[Int(v) - 1].id == id { return Int(v) - 1 }
+                    i = (i + 1) & mask
+                }
+            }
+        }
+    }
+
+    mutating func rehash(minimumSlots: Int) {
+        var n = 16
+        while n < minimumSlots { n <<= 1 }
+        var s = [UInt32](repeating: 0, count: n)
+        let mask = n - 1
+        for (k, row) in rows.enumerated() {
+            var i = BlockTable.slot(of: row.id, mask: mask)
+            while s[i] != 0 { i = (i + 1) & mask }
+            s[i] = UInt32(k + 1)
+        }
+        slots = s
+    }
+
+    /// Adds a row for a new id (the caller checked `find` is nil); returns its index.
+    mutating func insert(_ row: BlockRow) -> Int {
+        if (rows.count + 1) * 2 > slots.count { rehash(minimumSlots: slots.count * 2) }
+        rows.append(row)
+        let k = rows.count
+        let mask = slots.count - 1
+        var i = BlockTable.slot(of: row.id, mask: mask)
+        slots.withUnsafeMutableBufferPointer { s in
+            while s[i] != 0 { i = (i + 1) & mask }
+            s[i] = UInt32(k)
+        }
+        return k - 1
+    }
+
+    // MARK: the arena
+
+    @inline(__always) mutating func appendVarint(_ v: Int) {
+        var v = UInt64(v)
+        while v >= 0x80 { arena.append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
+        arena.append(UInt8(truncatingIfNeeded: v))
+    }
+
+    /// Appends varint(length) + bytes; returns the offset.
+    @inline(__always) mutating func appendBytes(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        let at = UInt64(arena.count)
+        appendVarint(b.count)
+        if b.count > 0 { arena.append(contentsOf: b) }
+        return at
+    }
+
+    @inline(__always) static func readVarint(_ a: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Int {
+        var v: UInt64 = 0, shift: UInt64 = 0
+        while true {
+            let c = a[i]; i += 1
+            v |= UInt64(c & 0x7F) << shift
+            if c < 0x80 { return Int(v) }
+            shift += 7
+        }
+    }
+
+    /// The bytes stored at `offset` (valid while the arena is not mutated).
+    @inline(__always) func withBytes<R>(at offset: UInt64, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        arena.withUnsafeBufferPointer { a in
+            var i = Int(offset)
+            let n = BlockTable.readVarint(a, &i)
+            return body(UnsafeBufferPointer(rebasing: a[i..<(i + n)]))
+        }
+    }
+
+    func string(at offset: UInt64) -> String {
+        withBytes(at: offset) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    // MARK: reading
+
+    func block(at r: Int) -> Block {
+        let row = rows[r]
+        var text = "", props: [Property] = []
+        arena.withUnsafeBufferPointer { a in
+            var i = Int(row.content)
+            let n = BlockTable.readVarint(a, &i)
+            text = String(decoding: UnsafeBufferPointer(rebasing: a[i..<(i + n)]), as: UTF8.self)
+            i += n
+            while true {
+                let k = BlockTable.readVarint(a, &i)
+                if k == 0 { break }
+                let vn = BlockTable.readVarint(a, &i)
+                props.append(Property(keys.names[k - 1], String(decoding: UnsafeBufferPointer(rebasing: a[i..<(i + vn)]), as: UTF8.self)))
+                i += vn
+            }
+        }
+        return Block(page: row.page, parent: row.hasParent ? row.parent : nil, pos: string(at: row.pos), text: text,
+                     props: props, deleted: row.deleted)
+    }
+
+    /// The position key of a row without decoding the rest (sorting siblings).
+    func pos(ofRow r: Int) -> String { string(at: rows[r].pos) }
+}
+
+/// Property keys, interned: `captured-at` and `source` repeat on every capture.
+struct KeyTable: Sendable {
+    var names: [String] = []
+    var bytes: [[UInt8]] = []
+    /// FNV-1a of the key's bytes (probing on by one on a collision) -> id (1-based).
+    var index: [UInt64: Int] = [:]
+
+    mutating func id(_ b: UnsafeBufferPointer<UInt8>) -> Int {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        for c in b { h = (h ^ UInt64(c)) &* 0x0000_0100_0000_01B3 }
+        while let k = index[h] {
+            if bytes[k - 1].withUnsafeBufferPointer({ $0.elementsEqual(b) }) { return k }
+            h &+= 1
+        }
+        names.append(String(decoding: b, as: UTF8.self))
+        bytes.append(Array(b))
+        index[h] = names.count
+        return names.count
+    }
+}
