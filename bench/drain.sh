@@ -7,4 +7,5 @@ set -euo pipefail
 cd "$(dirname "$0")"
 mkdir -p out
 cc -O2 -o out/floor c/floor.c
+cc -O2 -o out/drain_floor c/drain_floor.c
 exec python3 drain_bench.py

@@ -128,8 +128,32 @@ public final class JournalLog {
 
     /// Log lines are not durable file I/O, so they bypass the Sys seam (fault injection counting
     /// writes must not count these). No EINTR loop: outld runs with its signals blocked (signalfd).
+    /// Readable lines held back during a drain pass, written with one write(2) when it ends: a
+    /// burst of 100,000 captures is 100,000 lines, and one syscall each is a fifth of the drain.
+    /// Journal entries are never held (each is its own entry, sent as it happens).
+    private var held: [UInt8]? = nil
+
+    /// Starts holding readable lines until `releaseLines()`.
+    public func holdLines() { if held == nil { held = [] } }
+
+    /// Writes every held line now and stops holding.
+    public func releaseLines() {
+        guard let h = held else { return }
+        held = nil
+        if !h.isEmpty { writeBytes(h) }
+    }
+
     private func writeLine(_ s: String) {
-        var bytes = Array(s.utf8)
+        if held != nil {
+            held!.append(contentsOf: s.utf8)
+            if held!.count >= 1 << 16 { let h = held!; held = []; writeBytes(h) }
+            return
+        }
+        writeBytes(Array(s.utf8))
+    }
+
+    private func writeBytes(_ b: [UInt8]) {
+        var bytes = b
         var done = 0
         while done < bytes.count {
             let n = bytes.withUnsafeMutableBytes { Glibc.write(stderrFD, $0.baseAddress! + done, $0.count - done) }
@@ -142,7 +166,8 @@ public final class JournalLog {
 extension String {
     /// One event, one line: embedded newlines become spaces.
     fileprivate func replacingNewlines() -> String {
-        guard contains(where: { $0 == "\n" || $0 == "\r" }) else { return self }
+        // Scan bytes, not Characters: this runs once per drained capture.
+        guard utf8.contains(where: { $0 == 10 || $0 == 13 }) else { return self }
         return String(map { $0 == "\n" || $0 == "\r" ? " " : $0 })
     }
 }

@@ -51,8 +51,10 @@ public enum OnceMode {
             }
             sweep_stale_temps(config.drainedInboxes)
             do { try await workspace.reconcileAll() } catch { log.warning("reconcile: \(error)") }
+            log.holdLines()
             let report = await drain_capture_inbox(config.drainedInboxes, into: workspace, io: io,
                                                    observer: observer, options: .fromEnvironment())
+            log.releaseLines()
             observer.passFinished()
             await workspace.close()
             var line = "drained \(report.drained), rejected \(report.rejected)"

@@ -230,8 +230,10 @@ public final class OutlDaemon {
     }
 
     private func drainNow() async {
+        log.holdLines()
         let report = await drain_capture_inbox(config.drainedInboxes, into: workspace, io: io,
                                                observer: drainLog, options: drainOptions)
+        log.releaseLines()
         drainLog.passFinished()
         if let err = report.transientError {
             let wait = backoff.failed()

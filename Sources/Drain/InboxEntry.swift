@@ -29,6 +29,9 @@ enum EntryOpen {
 }
 
 enum InboxEntry {
+    /// Asked once: the drain checks every file's owner against it.
+    static let euid = geteuid()
+
     static func open(_ path: String) -> EntryOpen {
         let fd: Int32
         do {
@@ -58,8 +61,8 @@ enum InboxEntry {
         let reason: String?
         switch kind {
         case S_IFREG:
-            if st.st_uid != geteuid() {
-                reason = "is owned by uid \(st.st_uid), not by this user (\(geteuid())): not read"
+            if st.st_uid != euid {
+                reason = "is owned by uid \(st.st_uid), not by this user (\(euid)): not read"
             } else if Int(st.st_size) > CaptureFile.maxFileBytes {
                 reason = "is \(st.st_size) bytes, over the \(CaptureFile.maxFileBytes)-byte limit: not read"
             } else {
