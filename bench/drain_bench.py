@@ -92,7 +92,7 @@ def floor_burst(count):
     inbox = f"{home}/inbox"
     drop(inbox, count)
     t0 = time.monotonic()
-    subprocess.run(f"cat {inbox}/*.json > /dev/null", shell=True, check=True)
+    subprocess.run(f"find {inbox} -maxdepth 1 -name '*.json' -print0 | xargs -0 cat > /dev/null", shell=True, check=True)
     cat_dt = time.monotonic() - t0
     out = subprocess.run(["out/drain_floor", inbox, f"{home}/floor-ops.log"], capture_output=True, text=True, check=True).stdout.split()
     shutil.rmtree(home, ignore_errors=True)

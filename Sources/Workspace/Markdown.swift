@@ -160,8 +160,16 @@ public enum Markdown {
     public static func parse(_ bytes: [UInt8]) -> MDPage {
         var lines = bytes.split(separator: 10, omittingEmptySubsequences: false).map { Array($0) }
         if lines.last?.isEmpty == true { lines.removeLast() }
-        // A file saved with CRLF endings throughout (a Windows editor) reads as LF.
-        if !lines.isEmpty, lines.allSatisfy({ $0.last == 13 }) { lines = lines.map { Array($0.dropLast()) } }
+        // A file saved with CRLF endings throughout (a Windows editor) reads as LF. Every trailing
+        // CR goes, not just one: a line of such a file never ends in a meaningful CR, and keeping
+        // the rest made each projection drop one more (found by fuzz-markdown).
+        if !lines.isEmpty, lines.allSatisfy({ $0.last == 13 }) {
+            lines = lines.map { l in
+                var l = l
+                while l.last == 13 { l.removeLast() }
+                return l
+            }
+        }
         var preamble: [[UInt8]] = []
         var roots: [Node] = []
         var stack: [Node] = []
