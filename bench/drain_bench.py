@@ -117,7 +117,7 @@ def burst(count, io, batch=None):
 def bursts():
     global BENCH_DIR
     fs = os.popen(f"stat -f -c %T {BENCH_DIR}").read().strip()
-    opts = os.popen(f"findmnt -n -o OPTIONS --target {BENCH_DIR}").read().strip()
+    opts = os.popen(f"findmnt -n -o OPTIONS --target {BENCH_DIR}").read().strip().splitlines()[0]
     print(f"-- bursts on {BENCH_DIR} ({fs}; {opts})")
     sizes = [10000, 100000] if os.environ.get("OUTL_BENCH_QUICK") is None else [10000]
     per_capture_n = 2000
