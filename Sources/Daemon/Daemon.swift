@@ -1,1 +1,0 @@
-// Daemon: placeholder until its issue lands.
