@@ -11,7 +11,8 @@ let package = Package(
     targets: [
         .target(name: "SystemCalls"),
         .target(name: "CaptureFormat"),
-        .target(name: "Workspace", dependencies: ["SystemCalls"]),
+        .target(name: "CCRC32C"),
+        .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C"]),
         // Proves the pipeline on pure code that exists now.
         .executableTarget(name: "fuzz-path", dependencies: ["SystemCalls"], swiftSettings: fuzzFlags),
         // The capture decoder: built by run.sh only once CaptureFile.decode exists.
