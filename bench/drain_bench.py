@@ -72,6 +72,43 @@ def latency(io, n=200):
     print(f"ratio p99 durable/floor(append) {pct(durable,99)/max(fa,1):.1f}x, projected/floor(append+publish) {pct(projected,99)/max(fa+fp,1):.1f}x  (target <= 10x)")
     shutil.rmtree(home, ignore_errors=True)
 
+def versus_daily_append(nops=100000, n=30):
+    """Issue 3's baseline: `outl daily append` boots the whole workspace for one line; outld keeps it
+    booted. Both on the same workspace of `nops` ops, in one run."""
+    home = fresh_home()
+    ws = f"{home}/outl"
+    outl = os.path.join(BIN, "outl")
+    subprocess.run([outl, "--workspace", ws, "debug-generate", str(nops)], env=env_for(home), check=True, capture_output=True)
+    slow = []
+    for i in range(5):
+        t0 = time.monotonic()
+        subprocess.run([outl, "--workspace", ws, "daily", "append", f"slow path {i}"], env=env_for(home), check=True, capture_output=True)
+        slow.append(int((time.monotonic() - t0) * 1e6))
+    trace = f"{home}/trace"
+    d = subprocess.Popen([OUTLD, "--log", "stderr"], env=env_for(home, OUTL_BENCH_TRACE=trace), stderr=subprocess.DEVNULL)
+    wait_until(lambda: os.path.isdir(f"{ws}/.outl/captures"), 60, "outld to start")
+    time.sleep(1)
+    fast = []
+    for i in range(n):
+        t0 = time.time_ns() // 1000
+        cid = subprocess.run([CAPTURE, "--quiet", f"fast path {i}"], env=env_for(home), capture_output=True, check=True).stdout.decode().strip()
+        def landed():
+            try:
+                with open(trace) as f:
+                    return any(l.startswith(cid) for l in f)
+            except FileNotFoundError:
+                return False
+        wait_until(landed, 30, f"capture {cid}")
+        with open(trace) as f:
+            pu = [int(l.split()[2]) for l in f if l.startswith(cid)][0]
+        fast.append(pu - t0)
+        time.sleep(0.01)
+    d.send_signal(signal.SIGTERM); d.wait()
+    print(f"-- on a {nops}-op workspace: outl daily append (boot + append + project) p50 {pct(slow,50)/1000:.1f} ms; "
+          f"outl-capture start -> projected by outld p50 {pct(fast,50)/1000:.1f} ms, p99 {pct(fast,99)/1000:.1f} ms "
+          f"({pct(slow,50)/max(pct(fast,50),1):.0f}x faster)")
+    shutil.rmtree(home, ignore_errors=True)
+
 def ulid(ms, n):
     v = (ms << 80) | n
     return "".join(ALPHABET[(v >> (5 * (25 - i))) & 31] for i in range(26))
@@ -156,6 +193,7 @@ def idle():
 
 latency("uring")
 latency("plain")
+versus_daily_append()
 bursts()
 # The same bursts on tmpfs: no disk, no discard, fdatasync is free, so this is the CPU cost of
 # the drain against the same syscalls in C.
