@@ -57,8 +57,11 @@ public final class JournalLog {
     /// One capture became a block: INFO, MESSAGE_ID drained.
     public func drained(captureID: String, blockID: String, day: String, source: String,
                         latencyUsec: UInt64, inbox: String) {
+        let message = "drained \(captureID) → \(day) (block \(blockID), source \(source), \(Self.duration(latencyUsec)))"
+        // On stderr only the line is written: skip building the journal fields (once per capture).
+        guard usesJournal else { return writeLine(Self.line(priority: LOG_INFO, message: message)) }
         emit(priority: LOG_INFO, id: .drained,
-             message: "drained \(captureID) → \(day) (block \(blockID), source \(source), \(Self.duration(latencyUsec)))",
+             message: message,
              fields: [("OUTL_CAPTURE_ID", captureID), ("OUTL_BLOCK_ID", blockID), ("OUTL_JOURNAL_DAY", day),
                       ("OUTL_SOURCE", source), ("OUTL_LATENCY_USEC", String(latencyUsec)), ("OUTL_INBOX", inbox)])
     }
