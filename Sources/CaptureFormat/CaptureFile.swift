@@ -135,6 +135,9 @@ public enum CaptureFile {
 
     /// Removes leading and trailing Unicode white space (spaces, tabs, newlines, NBSP, …).
     public static func trimWhitespace(_ s: String) -> String {
+        // Fast path: an ASCII non-space byte at both ends is a non-white-space scalar at both ends.
+        if let f = s.utf8.first, let l = s.utf8.last, f < 0x80, l < 0x80,
+           f != 0x20, !(0x09...0x0D).contains(f), l != 0x20, !(0x09...0x0D).contains(l) { return s }
         let scalars = s.unicodeScalars
         guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
         let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!

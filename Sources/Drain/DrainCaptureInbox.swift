@@ -43,7 +43,9 @@ public func drain_capture_inbox(
     var entries: [PendingEntry] = []
     for inbox in inboxes {
         do {
-            for name in try Inbox.pending(inbox) {
+            // The directory listed once, each name parsed once (Inbox.pending would parse and sort
+            // by name, then we would again): the sort below by (id, name) is the same order.
+            for name in try Sys.readDirectory(inbox) {
                 if let id = CaptureName.ulid(of: name) {
                     entries.append(PendingEntry(inbox: inbox, name: name, id: id))
                 }
@@ -55,7 +57,13 @@ public func drain_capture_inbox(
         }
     }
     // Capture order across inboxes; the sort is stable, so a same-id copy keeps inbox order.
-    entries.sort { $0.id < $1.id }
+    // Within one inbox names are unique, so (id, inbox order, name) is a total order.
+    let rank = Dictionary(inboxes.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+    entries.sort { a, b in
+        if a.id != b.id { return a.id < b.id }
+        if a.inbox != b.inbox { return rank[a.inbox]! < rank[b.inbox]! }
+        return a.name < b.name
+    }
 
     var start = 0
     while start < entries.count {
@@ -112,7 +120,7 @@ private func drainBatch(
     // 3. Decode; build the blocks in capture order.
     var blocks: [CaptureBlock] = []
     var settled: [(entry: PendingEntry, block: CaptureBlock)] = []
-    var seen = Set<String>()
+    var seen = Set<ULID>()
     var copies: [PendingEntry] = []  // same capture id in a second inbox: one block, both deleted
     decoding: for (k, o) in opened.enumerated() {
         let bytes: [UInt8]
@@ -149,9 +157,8 @@ private func drainBatch(
             continue
         }
         for w in decoded.warnings { observer.warning(inbox: o.entry.inbox, name: o.entry.name, message: w) }
+        if !seen.insert(o.entry.id).inserted { copies.append(o.entry); continue }
         let blockID = o.entry.id.uuidString
-        if seen.contains(blockID) { copies.append(o.entry); continue }
-        seen.insert(blockID)
         let (day, capturedAt) = captureDay(decoded, id: o.entry.id, o.entry, observer)
         let block = CaptureBlock(id: blockID, day: day, text: decoded.text, capturedAt: capturedAt, source: decoded.source)
         blocks.append(block)

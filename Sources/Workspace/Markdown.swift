@@ -35,6 +35,25 @@ public enum Markdown {
     }
 
     static func render(_ b: MDBlock, depth: Int, _ out: inout [UInt8]) {
+        // A one-line text (nearly every capture) has no continuation lines and no fence: write it
+        // straight, without splitting, copying the properties or spelling the id as a String.
+        if !b.text.utf8.contains(10) {
+            pad(depth, &out)
+            out.append(45); out.append(32)
+            let line = Array(b.text.utf8)
+            if needsEscape(line) { out.append(92) }
+            out.append(contentsOf: line)
+            out.append(10)
+            for p in b.props { property(p.key, p.value, depth, &out) }
+            if let id = b.id {
+                pad(depth + 1, &out)
+                out.append(contentsOf: "id:: ".utf8)
+                OpEncoder.uuid(id, &out)
+                out.append(10)
+            }
+            for c in b.children { render(c, depth: depth + 1, &out) }
+            return
+        }
         let indent = [UInt8](repeating: 32, count: depth * 2)
         let lines = b.text.utf8.split(separator: 10, omittingEmptySubsequences: false)
         out.append(contentsOf: indent)
@@ -57,6 +76,19 @@ public enum Markdown {
             out.append(10)
         }
         for c in b.children { render(c, depth: depth + 1, &out) }
+    }
+
+    @inline(__always)
+    static func pad(_ depth: Int, _ out: inout [UInt8]) {
+        for _ in 0..<depth { out.append(32); out.append(32) }
+    }
+
+    /// One `key:: value` line of a block at `depth`; newlines in the value become spaces.
+    static func property(_ key: String, _ value: String, _ depth: Int, _ out: inout [UInt8]) {
+        pad(depth + 1, &out)
+        out.append(contentsOf: key.utf8); out.append(contentsOf: ":: ".utf8)
+        for c in value.utf8 { out.append(c == 10 || c == 13 ? 32 : c) }
+        out.append(10)
     }
 
     static func escapeLine(_ line: Substring.UTF8View.SubSequence, _ out: inout [UInt8], inCode: Bool = false) {

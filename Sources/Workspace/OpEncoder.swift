@@ -9,17 +9,17 @@ public enum OpEncoder {
         out.append(contentsOf: "00000000 ".utf8)
         let jsonStart = out.count
         out.append(contentsOf: "{\"k\":\"".utf8); out.append(contentsOf: op.kind.code.utf8)
-        out.append(contentsOf: "\",\"w\":".utf8); out.append(contentsOf: String(op.hlc.wall).utf8)
-        out.append(contentsOf: ",\"c\":".utf8); out.append(contentsOf: String(op.hlc.counter).utf8)
-        field("a", op.hlc.actor.description, &out)
-        field("id", op.id.description, &out)
+        out.append(contentsOf: "\",\"w\":".utf8); decimal(op.hlc.wall, &out)
+        out.append(contentsOf: ",\"c\":".utf8); decimal(Int64(op.hlc.counter), &out)
+        idField("a", op.hlc.actor, &out)
+        idField("id", op.id, &out)
         switch op.kind {
         case .createPage:
             field("pk", op.pageKind == .journal ? "j" : "p", &out)
             field("t", op.text, &out)
         case .createBlock:
-            field("pg", op.page.description, &out)
-            field("pa", op.parent?.description ?? "", &out)
+            idField("pg", op.page, &out)
+            if let p = op.parent { idField("pa", p, &out) } else { field("pa", "", &out) }
             field("pos", op.pos, &out)
             field("t", op.text, &out)
             props(op.props, &out)
@@ -27,7 +27,7 @@ public enum OpEncoder {
             field("t", op.text, &out)
             props(op.props, &out)
         case .moveBlock:
-            field("pa", op.parent?.description ?? "", &out)
+            if let p = op.parent { idField("pa", p, &out) } else { field("pa", "", &out) }
             field("pos", op.pos, &out)
         case .setPreamble:
             field("t", op.text, &out)
@@ -51,6 +51,38 @@ public enum OpEncoder {
         out.append(contentsOf: key.utf8)
         out.append(contentsOf: "\":".utf8)
         string(value, &out)
+    }
+
+    /// `,"key":"<uuid>"` without building the id's String (a UUID never needs escaping).
+    static func idField(_ key: StaticString, _ id: BlockID, _ out: inout [UInt8]) {
+        out.append(contentsOf: ",\"".utf8)
+        key.withUTF8Buffer { out.append(contentsOf: $0) }
+        out.append(contentsOf: "\":\"".utf8)
+        uuid(id, &out)
+        out.append(34)
+    }
+
+    /// The 8-4-4-4-12 lower-case spelling of `id`, byte for byte what `id.description` gives.
+    public static func uuid(_ id: BlockID, _ out: inout [UInt8]) {
+        hex.withUnsafeBufferPointer { h in
+            for i in 0..<32 {
+                if i == 8 || i == 12 || i == 16 || i == 20 { out.append(45) }
+                let word = i < 16 ? id.hi : id.lo
+                out.append(h[Int((word >> UInt64((15 - (i & 15)) * 4)) & 0xF)])
+            }
+        }
+    }
+
+    /// Base-10 spelling, as `String(v)` gives it, without the String.
+    static func decimal(_ v: Int64, _ out: inout [UInt8]) {
+        if v < 0 { out.append(45) }
+        var m = v.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // scratch for up to 20 digits, written backwards
+        withUnsafeMutableBytes(of: &digits) { d in
+            var n = 0
+            repeat { d[n] = UInt8(48 + m % 10); m /= 10; n += 1 } while m > 0
+            while n > 0 { n -= 1; out.append(d[n]) }
+        }
     }
 
     static func props(_ props: [Property], _ out: inout [UInt8]) {
