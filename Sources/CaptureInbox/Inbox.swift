@@ -19,35 +19,12 @@ public enum Inbox {
 
     /// Delivers one capture file: O_EXCL temp `<dir>/tmp/<ULID>.<pid>.tmp` (0600), write, fsync,
     /// rename to `<dir>/<ULID>.json`, fsync `dir`. Returns the final path once all of it is durable.
-    /// The tmp/ directory itself is not fsync'd: losing a temp's name after a crash loses nothing.
+    /// If the directory fsync fails, the final name is taken back: an error means "not saved".
     public static func deliver(_ bytes: [UInt8], id: ULID, to dir: String) throws -> String {
-        let name = CaptureName.fileName(for: id)
         let temp = Path.join(Path.join(dir, tempDirName), "\(id.string).\(getpid()).tmp")
-        let final = Path.join(dir, name)
-        let fd = try Sys.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
-        do {
-            try Sys.writeAll(fd, bytes)
-            try Sys.fsync(fd)
-        } catch {
-            Sys.close(fd)
-            try? Sys.unlink(temp)
-            throw error
-        }
-        Sys.close(fd)
-        do {
-            try Sys.rename(temp, final)
-        } catch {
-            try? Sys.unlink(temp)
-            throw error
-        }
-        do {
-            try Durable.syncDirectory(dir)
-        } catch {
-            // We cannot promise the name survives, so we take it back: a writer that reports
-            // failure must not also leave a capture that may or may not be drained later.
-            try? Sys.unlink(final)
-            throw error
-        }
+        let final = Path.join(dir, CaptureName.fileName(for: id))
+        try Durable.publish(bytes, to: final, via: temp, mode: 0o600,
+                            syncTempDirectory: false, retractIfUnsynced: true)
         return final
     }
 

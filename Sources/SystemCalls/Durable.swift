@@ -35,10 +35,17 @@ public enum Durable {
     }
 
     /// Writes `bytes` to a fresh temporary file `temp`, fsyncs it, renames it over `path` and
-    /// fsyncs the directories involved. On any failure the temp file is removed and the old
-    /// `path` (if any) is untouched. Returns only once the new content and name are durable.
+    /// fsyncs `path`'s directory. On any failure the temp file is removed and the old `path` (if
+    /// any) is untouched. Returns only once the new content and name are durable.
+    /// - `syncTempDirectory`: also fsync the temp's directory when it differs, so the temp's
+    ///   departure is durable too (the projection wants no stale temp back; a Maildir writer does
+    ///   not care: a resurrected temp is swept after 36 hours and loses nothing).
+    /// - `retractIfUnsynced`: if the directory fsync fails after the rename, unlink `path` again
+    ///   before throwing. A capture writer that reports failure must not also leave a file that a
+    ///   drain may pick up (the user's retry would double it); a page projection must not do this.
     public static func publish(_ bytes: [UInt8], to path: String, via temp: String,
-                               mode: mode_t = 0o600) throws {
+                               mode: mode_t = 0o600, syncTempDirectory: Bool = true,
+                               retractIfUnsynced: Bool = false) throws {
         let fd = try Sys.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode)
         do {
             try Sys.writeAll(fd, bytes)
@@ -55,12 +62,15 @@ public enum Durable {
             try? Sys.unlink(temp)
             throw error
         }
-        // After the rename the file is in place; a failed directory fsync means we cannot
-        // promise it survives, so the caller hears the error (the file itself stays).
         let dir = Path.parent(of: path)
-        try syncDirectory(dir)
+        do {
+            try syncDirectory(dir)
+        } catch {
+            if retractIfUnsynced { try? Sys.unlink(path) }
+            throw error
+        }
         let tempDir = Path.parent(of: temp)
-        if tempDir != dir { try syncDirectory(tempDir) }
+        if syncTempDirectory && tempDir != dir { try syncDirectory(tempDir) }
     }
 
     /// Reads a whole regular file of at most `limit` bytes without following a final symlink
