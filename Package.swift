@@ -19,7 +19,7 @@ let package = Package(
     targets: [
         // The format and the seam: no Foundation, so the writer stays tiny.
         .target(name: "SystemCalls"),
-        .target(name: "CaptureFormat"),
+        .target(name: "CaptureFormat", dependencies: ["SystemCalls"]),
         .target(name: "CaptureInbox", dependencies: ["CaptureFormat", "SystemCalls"]),
         .target(name: "CaptureCLI", dependencies: ["CaptureInbox", "CaptureFormat", "SystemCalls"]),
         // Fully static (Swift runtime and glibc): no dynamic loader work at start-up, so the

@@ -10,13 +10,13 @@ let package = Package(
     name: "outl-fuzz",
     targets: [
         .target(name: "SystemCalls"),
-        .target(name: "CaptureFormat"),
+        .target(name: "CaptureFormat", dependencies: ["SystemCalls"]),
         .target(name: "CCRC32C"),
         .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C"]),
         // Proves the pipeline on pure code that exists now.
         .executableTarget(name: "fuzz-path", dependencies: ["SystemCalls"], swiftSettings: fuzzFlags),
         // The capture decoder: built by run.sh only once CaptureFile.decode exists.
-        .executableTarget(name: "fuzz-capture-decode", dependencies: ["CaptureFormat"], swiftSettings: fuzzFlags),
+        .executableTarget(name: "fuzz-capture-decode", dependencies: ["CaptureFormat", "SystemCalls"], swiftSettings: fuzzFlags),
         // The Markdown page parser and its render round trip.
         .executableTarget(name: "fuzz-markdown", dependencies: ["Workspace"], swiftSettings: fuzzFlags),
     ],

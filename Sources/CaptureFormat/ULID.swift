@@ -3,10 +3,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// getrandom(2) is not in the Glibc module map (sys/random.h); bind the C symbol directly:
-/// ssize_t getrandom(void *buf, size_t buflen, unsigned int flags).
-@_silgen_name("getrandom") private func c_getrandom(_ buf: UnsafeMutableRawPointer, _ len: Int, _ flags: UInt32) -> Int
+import SystemCalls
 
 public struct ULID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The 128 bits, big-endian halves: `high` holds the 48-bit time and 16 random bits.
@@ -115,14 +112,8 @@ public struct ULIDGenerator: Sendable {
         return ULID(high: hi, low: lo)
     }
 
-    /// getrandom(2), retried until every byte is filled (it may return short or EINTR).
+    /// getrandom(2) through the seam, which retries short reads and EINTR.
     static func fillRandom(_ r: inout (UInt64, UInt64)) {
-        withUnsafeMutableBytes(of: &r) { buf in
-            var done = 0
-            while done < buf.count {
-                let n = c_getrandom(buf.baseAddress! + done, buf.count - done, 0)
-                if n > 0 { done += n } else if errno != EINTR { fatalError("getrandom failed: \(errno)") }
-            }
-        }
+        r = Sys.random128()
     }
 }

@@ -4,9 +4,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 
-/// getrandom(2) by its C symbol (Glibc's header is not imported into Swift).
-@_silgen_name("getrandom") private func c_getrandom(_ buf: UnsafeMutableRawPointer, _ len: Int, _ flags: UInt32) -> Int
 
 public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public var hi: UInt64
@@ -75,14 +74,7 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// A fresh UUIDv7: 48 bits of Unix ms, then getrandom(2) bits, so ids sort roughly by time.
     public static func random() -> BlockID {
-        var r = (UInt64(0), UInt64(0))
-        withUnsafeMutableBytes(of: &r) { b in
-            var got = 0
-            while got < b.count {
-                let n = c_getrandom(b.baseAddress! + got, b.count - got, 0)
-                if n > 0 { got += n } else if errno != EINTR { fatalError("getrandom failed: \(errno)") }
-            }
-        }
+        let r = Sys.random128()
         let ms = UInt64(HLC.wallMillis())
         let hi = (ms << 16) | 0x7000 | (r.0 & 0x0FFF)
         let lo = (r.1 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000

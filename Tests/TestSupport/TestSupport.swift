@@ -66,15 +66,17 @@ public func run(_ executable: String, _ arguments: [String], env: [String: Strin
         }
     }
     // Read both pipes concurrently so a chatty child cannot block on a full pipe.
-    var errData = Data()
+    final class Box: @unchecked Sendable { var data = Data() }  // written before group.leave()
+    let errBox = Box()
     let group = DispatchGroup()
     group.enter()
     DispatchQueue.global().async {
-        errData = err.fileHandleForReading.readDataToEndOfFile()
+        errBox.data = err.fileHandleForReading.readDataToEndOfFile()
         group.leave()
     }
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     group.wait()
+    let errData = errBox.data
     p.waitUntilExit()
     return ProcessResult(
         status: p.terminationStatus,

@@ -156,7 +156,7 @@ final class SyncCounter: SysInterposer, @unchecked Sendable {
         let ws = try t.open()
         _ = try await ws.appendCaptures([capture("before")])
         let lost = capture("fails")
-        await withInterposer(FailFdatasync()) {
+        _ = await withInterposer(FailFdatasync()) {
             await #expect(throws: WorkspaceError.self) { try await ws.appendCaptures([lost]) }
         }
         #expect(await texts(ws) == ["before"])

@@ -1,0 +1,25 @@
+// Random: getrandom(2) for the ids this project mints (ULIDs, UUIDv7). Its EINTR/short-read loop
+// lives here with the others of the seam. Not routed through the interposer: ids are not file
+// operations, and a fault here could only abort.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// getrandom(2) is not in the Glibc module map (sys/random.h); bind the C symbol directly:
+/// ssize_t getrandom(void *buf, size_t buflen, unsigned int flags).
+@_silgen_name("getrandom") private func c_getrandom(_ buf: UnsafeMutableRawPointer, _ len: Int, _ flags: UInt32) -> Int
+
+extension Sys {
+    /// Two random 64-bit words from the kernel's CSPRNG; blocks only before the pool is seeded.
+    public static func random128() -> (UInt64, UInt64) {
+        var r = (UInt64(0), UInt64(0))
+        withUnsafeMutableBytes(of: &r) { buf in
+            var done = 0
+            while done < buf.count {
+                let n = c_getrandom(buf.baseAddress! + done, buf.count - done, 0)
+                if n > 0 { done += n } else if errno != EINTR { fatalError("getrandom failed: \(Errno.current)") }
+            }
+        }
+        return r
+    }
+}
