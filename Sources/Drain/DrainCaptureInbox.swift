@@ -180,9 +180,8 @@ private func drainBatch(
         }
         for w in decoded.warnings { observer.warning(inbox: o.entry.inbox, name: o.entry.name, message: w) }
         if !seen.insert(o.entry.id).inserted { copies.append(o.entry); continue }
-        let blockID = o.entry.id.uuidString
         let (day, capturedAt) = captureDay(decoded, id: o.entry.id, o.entry, observer)
-        let block = CaptureBlock(id: blockID, day: day, text: decoded.text, capturedAt: capturedAt, source: decoded.source)
+        let block = CaptureBlock(blockID: BlockID(hi: o.entry.id.high, lo: o.entry.id.low), day: day, text: decoded.text, capturedAt: capturedAt, source: decoded.source)
         blocks.append(block)
         settled.append((o.entry, block))
     }
