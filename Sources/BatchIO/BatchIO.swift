@@ -83,6 +83,43 @@ public final class BatchIO {
         return results.map { $0! }
     }
 
+    /// Unlinks each `names[i]` inside the directory `dirfds[i]` (unlinkat, plain or io_uring: no
+    /// walk of the full path). `paths(i)` is that entry's full path, asked only for the seam and
+    /// for errors, so fault injection and the power-loss model see the same calls as `unlinkAll`.
+    /// `useRing: false` unlinks with plain syscalls even when the ring is up (on tmpfs the io-wq
+    /// hand-off costs more CPU than the unlink itself).
+    public func unlinkAll(at dirfds: [Int32], names: [String], useRing: Bool = true,
+                          paths: (Int) -> String) -> [Result<Void, Errno>] {
+        precondition(dirfds.count == names.count, "one directory fd per name")
+        guard useRing, let ring, ring.broken == nil else {
+            return names.indices.map { i in
+                Result { try Sys.unlinkat(dirfds[i], names[i], fullPath: paths(i)) }
+                    .mapError { ($0 as? Errno) ?? Errno(EIO) }
+            }
+        }
+        var results = [Result<Void, Errno>?](repeating: nil, count: names.count)
+        var submitted: [Int] = []
+        submitted.reserveCapacity(names.count)
+        let watched = Sys.interposer != nil
+        for i in names.indices {
+            if watched, let e = injectedFailure(SysCall(.uringUnlink, path: paths(i))) {
+                results[i] = .failure(e)
+            } else {
+                submitted.append(i)
+            }
+        }
+        let cNames = submitted.map { strdup(names[$0])! }
+        defer { cNames.forEach { free($0) } }
+        let res = ring.run(submitted.count) { k, ud in
+            CURingShim_queueUnlinkAt(ring.handle, dirfds[submitted[k]], cNames[k], ud)
+        }
+        for (k, i) in submitted.enumerated() {
+            if watched { Sys.record(SysCall(.uringUnlink, path: paths(i)), Int(res[k])) }
+            results[i] = res[k] < 0 ? .failure(Errno(-res[k])) : .success(())
+        }
+        return results.map { $0! }
+    }
+
     // MARK: reading
 
     private func readPlain(_ j: ReadJob) {

@@ -79,6 +79,10 @@ public enum CaptureFile {
 
     public static func decode(_ bytes: [UInt8]) throws -> DecodedCapture {
         if bytes.count > maxFileBytes { throw CaptureFormatError.tooLarge(bytes: bytes.count) }
+        // What every writer of ours produces (a flat object of escape-free strings) is read without
+        // a value tree; anything else, valid or not, takes the full parser below, which alone
+        // decides errors, so both paths accept and refuse exactly the same files.
+        if let f = FlatCapture.scan(bytes) { return try finish(text: f.text, at: f.at, source: f.source) }
         let value: JSONValue
         do {
             value = try JSON.parse(bytes)
@@ -106,6 +110,11 @@ public enum CaptureFile {
                 continue  // a newer writer's field: ignored on purpose
             }
         }
+        return try finish(text: text, at: at, source: source)
+    }
+
+    /// The checks on the three known fields, shared by the flat fast path and the full parser.
+    static func finish(text: JSONValue?, at: JSONValue?, source: JSONValue?) throws -> DecodedCapture {
         guard let t = text else { throw CaptureFormatError.textMissing }
         guard case .string(let raw) = t else { throw CaptureFormatError.textNotString(found: t.kindName) }
         let trimmed = trimWhitespace(raw)

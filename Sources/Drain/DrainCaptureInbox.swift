@@ -14,12 +14,21 @@ import Workspace
 public struct DrainOptions: Sendable {
     /// Captures committed with one fdatasync at most; bounds memory in a burst of 100,000 files.
     public var batchLimit = 4096
+    /// Unlink drained files on io_uring (true), with plain unlinkat (false), or decide per inbox
+    /// file system (nil): plain on tmpfs/ramfs, where an unlink never blocks and the io-wq hand-off
+    /// only adds CPU; io_uring elsewhere, where parallel unlinks hide a synchronous discard.
+    public var unlinkOnRing: Bool? = nil
     public init() {}
 
     /// The defaults, with `OUTL_BATCH_LIMIT=N` honoured (1 turns group commit off, for make bench).
     public static func fromEnvironment() -> DrainOptions {
         var o = DrainOptions()
         if let v = getenv("OUTL_BATCH_LIMIT"), let n = Int(String(cString: v)), n > 0 { o.batchLimit = n }
+        switch getenv("OUTL_UNLINK").map({ String(cString: $0) }) {
+        case "uring": o.unlinkOnRing = true
+        case "plain": o.unlinkOnRing = false
+        default: break
+        }
         return o
     }
 }
@@ -29,6 +38,9 @@ struct PendingEntry {
     var inbox: String
     var name: String
     var id: ULID
+    /// The inbox's directory fd (open for the whole pass) and its rank in the inbox list.
+    var dirfd: Int32
+    var rank: Int
     var path: String { Path.join(inbox, name) }
 }
 
@@ -41,13 +53,22 @@ public func drain_capture_inbox(
 ) async -> DrainReport {
     var report = DrainReport()
     var entries: [PendingEntry] = []
+    // Each inbox's directory stays open for the pass: entries are opened and unlinked relative to
+    // it (openat/unlinkat), which spares the kernel a walk of the full path per file.
+    var dirfds: [Int32] = []
+    defer { dirfds.forEach(Sys.close) }
+    let rank = Dictionary(inboxes.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+    var onRing = true
     for inbox in inboxes {
         do {
+            let dirfd = try Sys.open(inbox, O_RDONLY | O_DIRECTORY)
+            dirfds.append(dirfd)
+            if options.unlinkOnRing == nil, isMemoryFileSystem(dirfd) { onRing = false }
             // The directory listed once, each name parsed once (Inbox.pending would parse and sort
             // by name, then we would again): the sort below by (id, name) is the same order.
             for name in try Sys.readDirectory(inbox) {
                 if let id = CaptureName.ulid(of: name) {
-                    entries.append(PendingEntry(inbox: inbox, name: name, id: id))
+                    entries.append(PendingEntry(inbox: inbox, name: name, id: id, dirfd: dirfd, rank: rank[inbox]!))
                 }
             }
         } catch let e as Errno where e == .ENOENT {
@@ -56,19 +77,19 @@ public func drain_capture_inbox(
             report.transientError = "cannot list \(inbox): \(error)"
         }
     }
+    if let forced = options.unlinkOnRing { onRing = forced }
     // Capture order across inboxes; the sort is stable, so a same-id copy keeps inbox order.
     // Within one inbox names are unique, so (id, inbox order, name) is a total order.
-    let rank = Dictionary(inboxes.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
     entries.sort { a, b in
         if a.id != b.id { return a.id < b.id }
-        if a.inbox != b.inbox { return rank[a.inbox]! < rank[b.inbox]! }
+        if a.rank != b.rank { return a.rank < b.rank }
         return a.name < b.name
     }
 
     var start = 0
     while start < entries.count {
         let end = min(start + max(1, options.batchLimit), entries.count)
-        let (batch, stoppedAt) = await drainBatch(entries[start..<end], workspace: workspace, io: io, observer: observer)
+        let (batch, stoppedAt) = await drainBatch(entries[start..<end], workspace: workspace, io: io, unlinkOnRing: onRing, observer: observer)
         report += batch
         if let stoppedAt {
             report.deferred += entries.count - stoppedAt
@@ -90,7 +111,8 @@ public func drain_capture_inbox(
 /// Settles one batch. Returns the report and, when a transient error stopped it, the index of the
 /// first entry left for later.
 private func drainBatch(
-    _ entries: ArraySlice<PendingEntry>, workspace: Workspace, io: BatchIO, observer: DrainObserver
+    _ entries: ArraySlice<PendingEntry>, workspace: Workspace, io: BatchIO, unlinkOnRing: Bool,
+    observer: DrainObserver
 ) async -> (DrainReport, Int?) {
     var report = DrainReport()
     var stoppedAt: Int? = nil
@@ -99,7 +121,7 @@ private func drainBatch(
     //    they never land). A transient error stops the batch there.
     var opened: [(index: Int, entry: PendingEntry, fd: Int32, size: Int)] = []
     for (i, entry) in zip(entries.indices, entries) {
-        switch InboxEntry.open(entry.path) {
+        switch InboxEntry.open(at: entry.dirfd, entry.name, path: entry.path) {
         case .file(let fd, let size):
             opened.append((i, entry, fd, size))
         case .vanished:
@@ -158,9 +180,8 @@ private func drainBatch(
         }
         for w in decoded.warnings { observer.warning(inbox: o.entry.inbox, name: o.entry.name, message: w) }
         if !seen.insert(o.entry.id).inserted { copies.append(o.entry); continue }
-        let blockID = o.entry.id.uuidString
         let (day, capturedAt) = captureDay(decoded, id: o.entry.id, o.entry, observer)
-        let block = CaptureBlock(id: blockID, day: day, text: decoded.text, capturedAt: capturedAt, source: decoded.source)
+        let block = CaptureBlock(blockID: BlockID(hi: o.entry.id.high, lo: o.entry.id.low), day: day, text: decoded.text, capturedAt: capturedAt, source: decoded.source)
         blocks.append(block)
         settled.append((o.entry, block))
     }
@@ -180,11 +201,11 @@ private func drainBatch(
     CrashPoint.hit(.afterAppend)
 
     // 5. Only now may the files go. A failed unlink leaves a file whose replay is a no-op.
-    let paths = settled.map(\.entry.path) + copies.map(\.path)
-    let unlinked = io.unlinkAll(paths)
-    for (p, r) in zip(paths, unlinked) {
+    let gone = settled.map(\.entry) + copies
+    let unlinked = io.unlinkAll(at: gone.map(\.dirfd), names: gone.map(\.name), useRing: unlinkOnRing) { gone[$0].path }
+    for (g, r) in zip(gone, unlinked) {
         if case .failure(let e) = r, e != .ENOENT {
-            observer.warning(inbox: Path.parent(of: p), name: Path.lastComponent(p), message: "drained but not deleted: \(e)")
+            observer.warning(inbox: g.inbox, name: g.name, message: "drained but not deleted: \(e)")
         }
     }
     for (s, outcome) in zip(settled, outcomes) {
@@ -232,6 +253,13 @@ private func captureDay(_ d: DecodedCapture, id: ULID, _ entry: PendingEntry,
     }
     let c = local.calendarDay
     return (JournalDay(year: c.year, month: c.month, day: c.day)!, local.rfc3339)
+}
+
+/// tmpfs or ramfs: an unlink there is pure CPU and never waits for a device.
+private func isMemoryFileSystem(_ fd: Int32) -> Bool {
+    let tmpfsMagic = 0x0102_1994, ramfsMagic = 0x8584_58f6
+    guard let t = Sys.fileSystemType(fd) else { return false }
+    return t == tmpfsMagic || t == ramfsMagic
 }
 
 func wallClockMicroseconds() -> UInt64 {

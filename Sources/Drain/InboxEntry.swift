@@ -33,9 +33,15 @@ enum InboxEntry {
     static let euid = geteuid()
 
     static func open(_ path: String) -> EntryOpen {
+        open(at: AT_FDCWD, path, path: path)
+    }
+
+    /// The same checks, opening `name` relative to the inbox directory fd `dirfd` (no walk of the
+    /// full path); `path` is built only for the seam.
+    static func open(at dirfd: Int32, _ name: String, path: @autoclosure () -> String) -> EntryOpen {
         let fd: Int32
         do {
-            fd = try Sys.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
+            fd = try Sys.openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, fullPath: path())
         } catch let e as Errno {
             switch e.code {
             case ENOENT: return .vanished

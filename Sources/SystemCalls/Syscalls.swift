@@ -10,6 +10,9 @@ import Musl
 /// `flock` names both a function and a struct in Glibc and Swift only sees the struct;
 /// bind the function by its C symbol (int flock(int, int)).
 @_silgen_name("flock") private func c_flock(_ fd: Int32, _ operation: Int32) -> Int32
+/// fstatfs(2): Glibc's module map leaves out <sys/vfs.h>. `struct statfs` starts with the
+/// word-sized f_type on every Linux ABI and is 120 bytes on 64-bit ones; the buffer is larger.
+@_silgen_name("fstatfs") private func c_fstatfs(_ fd: Int32, _ buf: UnsafeMutableRawPointer) -> Int32
 
 /// A failed system call: the errno value, printable as strerror(3) text.
 public struct Errno: Error, Equatable, Hashable, CustomStringConvertible {
@@ -138,6 +141,22 @@ public enum Sys {
         return Int32(try retrying(call) { Int(Glibc.open(path, flags | O_CLOEXEC, mode)) }.get())
     }
 
+    /// openat(2) of `name` relative to the directory `dirfd` (O_CLOEXEC added, like `open`); the
+    /// seam sees `fullPath`, built only when an interposer listens, so it reads as `open(fullPath)`.
+    public static func openat(_ dirfd: Int32, _ name: String, _ flags: Int32, _ mode: mode_t = 0,
+                              fullPath: @autoclosure () -> String) throws -> Int32 {
+        if interposer == nil {
+            while true {
+                let fd = Glibc.openat(dirfd, name, flags | O_CLOEXEC, mode)
+                if fd >= 0 { return fd }
+                let e = Errno.current
+                if e != .EINTR { throw e }
+            }
+        }
+        let call = SysCall(.open, path: fullPath(), flags: flags | O_CLOEXEC)
+        return Int32(try retrying(call) { Int(Glibc.openat(dirfd, name, flags | O_CLOEXEC, mode)) }.get())
+    }
+
     public static func close(_ fd: Int32) {
         // close(2) must not be retried on EINTR (the fd is gone either way on Linux).
         // An injected failure still closes the fd, as Linux does for a real EIO from close.
@@ -246,6 +265,14 @@ public enum Sys {
         _ = try retrying(SysCall(.chmod, path: path, flags: Int32(mode))) { Int(Glibc.chmod(path, mode)) }.get()
     }
 
+    /// The file system's magic number (statfs f_type, e.g. 0x01021994 for tmpfs) of `fd`.
+    /// Informational (a choice of strategy, not a file operation), so it does not go through the seam.
+    public static func fileSystemType(_ fd: Int32) -> Int? {
+        var buf = [UInt64](repeating: 0, count: 32)
+        let r = buf.withUnsafeMutableBytes { c_fstatfs(fd, $0.baseAddress!) }
+        return r == 0 ? Int(truncatingIfNeeded: Int64(bitPattern: buf[0])) : nil
+    }
+
     // MARK: names
 
     public static func rename(_ from: String, _ to: String) throws {
@@ -254,6 +281,20 @@ public enum Sys {
 
     public static func unlink(_ path: String) throws {
         _ = try retrying(SysCall(.unlink, path: path)) { Int(Glibc.unlink(path)) }.get()
+    }
+
+    /// unlinkat(2) of `name` inside the directory `dirfd`: no walk of the full path. The seam
+    /// still sees the full path (`fullPath`, built only when an interposer listens), so fault
+    /// injection and the power-loss model match and replay it exactly like `unlink`.
+    public static func unlinkat(_ dirfd: Int32, _ name: String, fullPath: @autoclosure () -> String) throws {
+        if interposer == nil {
+            while Glibc.unlinkat(dirfd, name, 0) == -1 {
+                let e = Errno.current
+                if e != .EINTR { throw e }
+            }
+            return
+        }
+        _ = try retrying(SysCall(.unlink, path: fullPath())) { Int(Glibc.unlinkat(dirfd, name, 0)) }.get()
     }
 
     public static func mkdir(_ path: String, _ mode: mode_t) throws {

@@ -47,8 +47,15 @@ public struct CaptureBlock: Sendable {
     public var text: String        // may contain newlines: stays ONE block
     public var capturedAt: String  // RFC 3339, kept as a block property
     public var source: String      // kept as a block property
+    /// The id already parsed (the drain has the ULID's bits): `appendCaptures` skips parsing `id`.
+    public var blockID: BlockID?
     public init(id: String, day: JournalDay, text: String, capturedAt: String, source: String) {
         self.id = id; self.day = day; self.text = text; self.capturedAt = capturedAt; self.source = source
+    }
+    /// `id` is set to the block id's UUID spelling, so both always agree.
+    public init(blockID: BlockID, day: JournalDay, text: String, capturedAt: String, source: String) {
+        self.init(id: blockID.description, day: day, text: text, capturedAt: capturedAt, source: source)
+        self.blockID = blockID
     }
 }
 

@@ -107,7 +107,7 @@ final class WorkspaceCore {
         var newPages = Set<BlockID>()
         var maxPos: [BlockID: String] = [:]
         for c in captures {
-            guard let id = BlockID(c.id) else { throw WorkspaceError.badID(c.id) }
+            guard let id = c.blockID ?? BlockID(c.id) else { throw WorkspaceError.badID(c.id) }
             if model.blocks[id] != nil || pending.contains(id) { outcomes.append(.alreadyPresent); continue }
             pending.insert(id)
             let pageID = BlockID.journalPage(c.day)

@@ -26,6 +26,8 @@ int CURingShim_queueWrite(CURingShim_Ring *ring, int fd, const void *buf, unsign
 int CURingShim_queueFdatasync(CURingShim_Ring *ring, int fd, uint64_t userData);
 /// IORING_OP_UNLINKAT(AT_FDCWD, path, 0); `path` must stay valid until the op completes.
 int CURingShim_queueUnlink(CURingShim_Ring *ring, const char *path, uint64_t userData);
+/* The same, relative to the directory fd `dirfd` (no walk of the full path). */
+int CURingShim_queueUnlinkAt(CURingShim_Ring *ring, int dirfd, const char *name, uint64_t userData);
 
 /// io_uring_submit_and_wait: submits what is queued and waits for `waitNr` completions.
 /// The number submitted, or -errno (EINTR: nothing new was submitted; the caller decides).
