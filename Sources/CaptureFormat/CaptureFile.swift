@@ -83,6 +83,12 @@ public enum CaptureFile {
         // a value tree; anything else, valid or not, takes the full parser below, which alone
         // decides errors, so both paths accept and refuse exactly the same files.
         if let f = FlatCapture.scan(bytes) { return try finish(text: f.text, at: f.at, source: f.source) }
+        return try decodeFull(bytes)
+    }
+
+    /// The full parser alone; `decode` must always agree with it (a test compares the two).
+    static func decodeFull(_ bytes: [UInt8]) throws -> DecodedCapture {
+        if bytes.count > maxFileBytes { throw CaptureFormatError.tooLarge(bytes: bytes.count) }
         let value: JSONValue
         do {
             value = try JSON.parse(bytes)

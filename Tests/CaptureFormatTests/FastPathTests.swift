@@ -1,0 +1,43 @@
+// FastPathTests: the decoder's flat fast path (FlatCapture) and the full JSON parser must accept and
+// refuse exactly the same files, with the same values and the same one-line reasons.
+@testable import CaptureFormat
+import Testing
+
+struct FastPathTests {
+    func outcome(_ f: () throws -> DecodedCapture) -> String {
+        do {
+            let d = try f()
+            return "ok text=\(Array(d.text.utf8)) at=\(d.capturedAtRaw ?? "-") src=\(d.source) w=\(d.warnings)"
+        } catch {
+            return "error \(error)"
+        }
+    }
+
+    @Test func fast_and_full_decoders_agree_on_tricky_and_random_files() {
+        var inputs: [[UInt8]] = [
+            #"{"text":"buy oat milk","captured_at":"2026-12-01T23:58:07.120-05:00","source":"cli"}"#,
+            #"{"text":"a","text":"b"}"#, #"{"source":"x","source":"y","text":"t"}"#,
+            #"{"text":"  "}"#, #"{"text":""}"#, #"{"text":"x","mood":"great"}"#, #"{"text":"x","n":1}"#,
+            #"{"text":"x","captured_at":"yesterday"}"#, #"{"text":"x","captured_at":5}"#, #"{"text":"x","source":5}"#,
+            #" { "text" : "spaced" , "source" : "s" } "#, #"{"text":"x"} trailing"#, #"{"text":"x",}"#,
+            #"{"text":"ünïcødé 🧪"}"#, #"{"tëxt":"x","text":"y"}"#, #"{"text":"tab\there"}"#, "{}", "[]", "",
+            #"{"text":"x""#, "\u{FEFF}{\"text\":\"bom\"}",
+        ].map { Array($0.utf8) }
+        inputs.append([0x7B, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D])  // bad UTF-8
+        inputs.append(Array(#"{"text":"a"#.utf8) + [0x0A, 0x00] + Array(#""}"#.utf8))              // raw controls
+        // Random flat objects built from pieces that stress the scanner's edges.
+        var rng = SystemRandomNumberGenerator()
+        let keys = ["text", "captured_at", "source", "x", "tëxt", "text "]
+        let values = ["\"v\"", "\"\"", "\"  pad  \"", "\"a\\\"b\"", "\"\\u00e9\"", "\"é\"", "1", "null", "\"2026-12-02T10:00:00Z\"", "\"\u{7F}\""]
+        for _ in 0..<3000 {
+            let n = Int.random(in: 0...4, using: &rng)
+            let members = (0..<n).map { _ in "\"\(keys.randomElement(using: &rng)!)\":\(values.randomElement(using: &rng)!)" }
+            let ws = [" ", "", "\n", "\t"]
+            inputs.append(Array(("{" + members.joined(separator: "," + ws.randomElement(using: &rng)!) + "}").utf8))
+        }
+        for input in inputs {
+            #expect(outcome { try CaptureFile.decode(input) } == outcome { try CaptureFile.decodeFull(input) },
+                    "\(String(decoding: input, as: UTF8.self).debugDescription)")
+        }
+    }
+}
