@@ -34,7 +34,7 @@ import TestSupport
         let id = try h.captureID("lands by inotify")
         #expect(eventually { h.journal().contains("lands by inotify") }, "log: \(d.log)")
         #expect(h.pending().isEmpty)
-        #expect(d.log.contains(id), "one readable line per drained capture on stderr")
+        #expect(eventually { d.log.contains(id) }, "one readable line per drained capture on stderr")
         #expect(d.stop() == 0)
     }
 
