@@ -2,6 +2,8 @@
 // and one byte arena for pos, text and properties (keys interned), decoded to `Block` only when read.
 // Invariant: `self[id]` returns exactly what the old [BlockID: Block] held; value semantics (CoW arrays).
 
+import CCRC32C
+
 /// A block's stored text, props and position as offsets into the arena.
 struct BlockRow {
     var id: BlockID
@@ -17,8 +19,11 @@ struct BlockRow {
 
 public struct BlockTable: Sendable {
     var rows: [BlockRow] = []
-    /// Row index + 1 per slot (0 = empty); a power of two, at most half full.
+    /// Per slot: row index + 1 in the low `rowBits` bits (0 = empty), and in the bits above them a
+    /// fingerprint of the id's hash, so a probe that meets another id rarely has to read its row.
+    /// A power of two, at most half full, so row index + 1 < count always fits in `rowBits`.
     var slots: [UInt32] = [UInt32](repeating: 0, count: 16)
+    var rowBits = 4
     var arena: [UInt8] = []
     var keys = KeyTable()
 
@@ -42,8 +47,25 @@ public struct BlockTable: Sendable {
         return block(at: r)
     }
 
-    @inline(__always) static func slot(of id: BlockID, mask: Int) -> Int {
-        Int(truncatingIfNeeded: ((id.hi ^ id.lo) &* 0x9E37_79B9_7F4A_7C15) >> 29) & mask
+    @inline(__always) static func hash(_ id: BlockID) -> UInt64 {
+        (id.hi ^ id.lo) &* 0x9E37_79B9_7F4A_7C15
+    }
+
+    /// Slot bits (29 up) and fingerprint bits (the top ones) of the hash never overlap: the slot
+    /// uses bits 29..<29+rowBits and the fingerprint bits 32+rowBits..<64.
+    @inline(__always) static func slot(of h: UInt64, mask: Int) -> Int {
+        Int(truncatingIfNeeded: h >> 29) & mask
+    }
+
+    @inline(__always) static func tag(of h: UInt64, rowBits: Int) -> UInt32 {
+        rowBits >= 32 ? 0 : UInt32(truncatingIfNeeded: h >> UInt64(32 + rowBits)) << UInt32(rowBits)
+    }
+
+    /// Starts loading the slot `id` hashes to: the boot calls it one op ahead of `find`.
+    @inline(__always) func prefetch(_ id: BlockID) {
+        slots.withUnsafeBufferPointer { s in
+            CCRC32C_prefetch(s.baseAddress! + BlockTable.slot(of: BlockTable.hash(id), mask: s.count - 1))
+        }
     }
 
     /// The row index of `id`, if the block exists.
@@ -51,11 +73,18 @@ public struct BlockTable: Sendable {
         slots.withUnsafeBufferPointer { s in
             rows.withUnsafeBufferPointer { r in
                 let mask = s.count - 1
-                var i = BlockTable.slot(of: id, mask: mask)
+                let h = BlockTable.hash(id)
+                let bits = UInt32(rowBits)
+                let rowMask: UInt32 = bits >= 32 ? ~0 : (1 << bits) - 1
+                let tag = BlockTable.tag(of: h, rowBits: rowBits)
+                var i = BlockTable.slot(of: h, mask: mask)
                 while true {
                     let v = s[i]
                     if v == 0 { return nil }
-                    if r[Int(v) - 1].id == id { return Int(v) - 1 }
+                    if v & ~rowMask == tag {
+                        let k = Int(v & rowMask) - 1
+                        if r[k].id == id { return k }
+                    }
                     i = (i + 1) & mask
                 }
             }
@@ -63,16 +92,18 @@ public struct BlockTable: Sendable {
     }
 
     mutating func rehash(minimumSlots: Int) {
-        var n = 16
-        while n < minimumSlots { n <<= 1 }
+        var n = 16, bits = 4
+        while n < minimumSlots { n <<= 1; bits += 1 }
         var s = [UInt32](repeating: 0, count: n)
         let mask = n - 1
         for (k, row) in rows.enumerated() {
-            var i = BlockTable.slot(of: row.id, mask: mask)
+            let h = BlockTable.hash(row.id)
+            var i = BlockTable.slot(of: h, mask: mask)
             while s[i] != 0 { i = (i + 1) & mask }
-            s[i] = UInt32(k + 1)
+            s[i] = UInt32(k + 1) | BlockTable.tag(of: h, rowBits: bits)
         }
         slots = s
+        rowBits = bits
     }
 
     /// Adds a row for a new id (the caller checked `find` is nil); returns its index.
@@ -81,10 +112,12 @@ public struct BlockTable: Sendable {
         rows.append(row)
         let k = rows.count
         let mask = slots.count - 1
-        var i = BlockTable.slot(of: row.id, mask: mask)
+        let h = BlockTable.hash(row.id)
+        let v = UInt32(k) | BlockTable.tag(of: h, rowBits: rowBits)
+        var i = BlockTable.slot(of: h, mask: mask)
         slots.withUnsafeMutableBufferPointer { s in
             while s[i] != 0 { i = (i + 1) & mask }
-            s[i] = UInt32(k)
+            s[i] = v
         }
         return k - 1
     }

@@ -91,12 +91,13 @@ enum OpLogReader {
 
     /// Reads every op file; `ownName` is this device's file, whose torn tail is cut on disk.
     /// With `streaming` and a single op file, ops go straight to `stream` (no op array held) and the
-    /// result's lists are empty; the caller must check the stream was in HLC order. (A non-escaping
+    /// result's lists are empty; the caller must check the stream was in HLC order. `next` is the id of
+    /// the op that follows (already parsed), so the caller can prefetch what it will look up next. (A non-escaping
     /// closure: the caller's model is captured by address, with no dynamic exclusivity checks.)
     static func readAll(dir: String, ownName: String, log: (String) -> Void,
                         progress: ((Int, Int) -> Void)?,
                         streaming: Bool = false,
-                        stream: (RawOpView) -> Void = { _ in }) throws -> ([[Op]], OpLogReadStats) {
+                        stream: (RawOpView, _ next: BlockID?) -> Void = { _, _ in }) throws -> ([[Op]], OpLogReadStats) {
         var stats = OpLogReadStats()
         let names: [String]
         do { names = try Sys.readDirectory(dir).filter(isOpLogName).sorted() } catch let e as Errno where e == .ENOENT {
@@ -116,10 +117,10 @@ enum OpLogReader {
             var count = 0
             let r: FileResult
             if streaming, names.count == 1 {
-                r = try readFile(path, writable: own, sink: { count += 1; stream($0) }) { n in progress?(done + n, total) }
+                r = try readFile(path, writable: own, sink: { count += 1; stream($0, $1) }) { n in progress?(done + n, total) }
             } else {
                 ops.reserveCapacity(sizes[i] / 200 + 16)
-                r = try readFile(path, writable: own, sink: { ops.append($0.op()) }) { n in progress?(done + n, total) }
+                r = try readFile(path, writable: own, sink: { op, _ in ops.append(op.op()) }) { n in progress?(done + n, total) }
                 count = ops.count
             }
             done += sizes[i]
@@ -143,7 +144,9 @@ enum OpLogReader {
 
     struct FileResult { var size: Int; var validEnd: Int; var bad: Int }
 
-    static func readFile(_ path: String, writable: Bool, sink: (RawOpView) -> Void,
+    /// Lines are parsed one ahead of the sink (two scratches take turns), so the sink learns the next
+    /// op's id while it handles the current one; the one pending op is handed over before the buffer moves.
+    static func readFile(_ path: String, writable: Bool, sink: (RawOpView, _ next: BlockID?) -> Void,
                          progress: (Int) -> Void) throws -> FileResult {
         let fd = try io(path) { try Sys.open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW) }
         defer { Sys.close(fd) }
@@ -153,7 +156,17 @@ enum OpLogReader {
         var validEnd = 0
         var bad = 0            // invalid lines followed by valid ones: skipped, kept on disk
         var badSinceValid = 0  // invalid lines after the last valid one: the tail
-        var scratch = ParseScratch()
+        var scratchA = ParseScratch(), scratchB = ParseScratch()
+        var useB = false
+        var pending: (raw: RawOp, json: UnsafeBufferPointer<UInt8>, inB: Bool)? = nil
+        func flush(next: BlockID?) {
+            guard let p = pending else { return }
+            pending = nil
+            let sc = p.inB ? scratchB : scratchA
+            sc.bytes.withUnsafeBufferPointer { sb in
+                sink(RawOpView(raw: p.raw, json: p.json, scratch: sb, props: sc.props), next)
+            }
+        }
         while true {
             if have == buf.count { buf.append(contentsOf: repeatElement(0, count: buf.count)) }
             let n = try io(path) {
@@ -171,11 +184,11 @@ enum OpLogReader {
                     let nl = UnsafeRawPointer(nlRaw).assumingMemoryBound(to: UInt8.self) - base
                     if nl > start {
                         let line = UnsafeBufferPointer(start: base + start, count: nl - start)
-                        if let raw = OpParser.parseRaw(line, &scratch) {
-                            scratch.bytes.withUnsafeBufferPointer { sb in
-                                sink(RawOpView(raw: raw, json: UnsafeBufferPointer(rebasing: line[9...]), scratch: sb,
-                                               props: scratch.props))
-                            }
+                        let parsed = useB ? OpParser.parseRaw(line, &scratchB) : OpParser.parseRaw(line, &scratchA)
+                        if let raw = parsed {
+                            flush(next: raw.id)
+                            pending = (raw, UnsafeBufferPointer(rebasing: line[9...]), useB)
+                            useB.toggle()
                             validEnd = bufOffset + nl + 1
                             bad += badSinceValid
                             badSinceValid = 0
@@ -187,6 +200,7 @@ enum OpLogReader {
                     }
                     start = nl + 1
                 }
+                flush(next: nil)
             }
             if start > 0 {
                 buf.withUnsafeMutableBytes { b in
