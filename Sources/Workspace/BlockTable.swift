@@ -2,19 +2,49 @@
 // and one byte arena for pos, text and properties (keys interned), decoded to `Block` only when read.
 // Invariant: `self[id]` returns exactly what the old [BlockID: Block] held; value semantics (CoW arrays).
 
+#if canImport(Glibc)
+import Glibc
+#endif
 import CCRC32C
 
-/// A block's stored text, props and position as offsets into the arena.
+/// A block's stored text, props and position as offsets into the arena. 64 bytes (one cache line):
+/// the two flags ride in the top bit of the offsets (an arena never nears 2^63 bytes).
 struct BlockRow {
     var id: BlockID
     var page: BlockID
     var parent: BlockID
-    /// varint(text length) text, then (varint key id >= 1, varint value length, value)*, then 0.
-    var content: UInt64
-    /// varint(length) pos.
-    var pos: UInt64
-    var hasParent: Bool
-    var deleted: Bool
+    /// Bit 63: deleted. Below: offset of varint(text length) text, then (varint key id >= 1, varint
+    /// value length, value)*, then 0.
+    var contentBits: UInt64
+    /// Bit 63: has a parent. Below: offset of varint(length) pos.
+    var posBits: UInt64
+
+    static let flag: UInt64 = 1 << 63
+
+    init(id: BlockID, page: BlockID, parent: BlockID, content: UInt64, pos: UInt64, hasParent: Bool, deleted: Bool) {
+        self.id = id
+        self.page = page
+        self.parent = parent
+        contentBits = content | (deleted ? BlockRow.flag : 0)
+        posBits = pos | (hasParent ? BlockRow.flag : 0)
+    }
+
+    var content: UInt64 {
+        @inline(__always) get { contentBits & ~BlockRow.flag }
+        @inline(__always) set { contentBits = newValue | (contentBits & BlockRow.flag) }
+    }
+    var pos: UInt64 {
+        @inline(__always) get { posBits & ~BlockRow.flag }
+        @inline(__always) set { posBits = newValue | (posBits & BlockRow.flag) }
+    }
+    var deleted: Bool {
+        @inline(__always) get { contentBits & BlockRow.flag != 0 }
+        @inline(__always) set { contentBits = newValue ? contentBits | BlockRow.flag : contentBits & ~BlockRow.flag }
+    }
+    var hasParent: Bool {
+        @inline(__always) get { posBits & BlockRow.flag != 0 }
+        @inline(__always) set { posBits = newValue ? posBits | BlockRow.flag : posBits & ~BlockRow.flag }
+    }
 }
 
 public struct BlockTable: Sendable {
@@ -194,7 +224,26 @@ struct KeyTable: Sendable {
     /// FNV-1a of the key's bytes (probing on by one on a collision) -> id (1-based).
     var index: [UInt64: Int] = [:]
 
+    /// The last two ids returned: captures repeat the same keys in the same order, so a byte compare
+    /// with them usually answers without hashing.
+    var recent: (Int, Int) = (0, 0)
+
+    @inline(__always) func matches(_ k: Int, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard k > 0 else { return false }
+        return bytes[k - 1].withUnsafeBufferPointer { kb in
+            kb.count == b.count && (b.count == 0 || memcmp(kb.baseAddress!, b.baseAddress!, b.count) == 0)
+        }
+    }
+
     mutating func id(_ b: UnsafeBufferPointer<UInt8>) -> Int {
+        if matches(recent.0, b) { return recent.0 }
+        if matches(recent.1, b) { let k = recent.1; recent = (k, recent.0); return k }
+        let k = lookup(b)
+        recent = (k, recent.0)
+        return k
+    }
+
+    mutating func lookup(_ b: UnsafeBufferPointer<UInt8>) -> Int {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325
         for c in b { h = (h ^ UInt64(c)) &* 0x0000_0100_0000_01B3 }
         while let k = index[h] {

@@ -95,6 +95,16 @@ public enum OpParser {
             i += 1
             let start = i
             var escaped = false
+            // Eight bytes at a time while no quote or backslash is among them (SWAR zero-byte test).
+            if let p = b.baseAddress {
+                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                while i + 8 <= b.count {
+                    let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+                    let q = w ^ (ones &* 34), e = w ^ (ones &* 92)
+                    if ((q &- ones) & ~q | (e &- ones) & ~e) & highs != 0 { break }
+                    i += 8
+                }
+            }
             while i < b.count {
                 let c = b[i]
                 if c == 34 { let r = start..<i; i += 1; return (r, escaped) }
