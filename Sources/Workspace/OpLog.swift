@@ -162,10 +162,14 @@ enum OpLogReader {
         func flush(next: BlockID?) {
             guard let p = pending else { return }
             pending = nil
-            let sc = p.inB ? scratchB : scratchA
-            sc.bytes.withUnsafeBufferPointer { sb in
-                sink(RawOpView(raw: p.raw, json: p.json, scratch: sb, props: sc.props), next)
+            func hand(_ sc: inout ParseScratch) {
+                sc.bytes.withUnsafeBufferPointer { sb in
+                    sc.props.withUnsafeBufferPointer { pp in
+                        sink(RawOpView(raw: p.raw, json: p.json, scratch: sb, props: pp), next)
+                    }
+                }
             }
+            if p.inB { hand(&scratchB) } else { hand(&scratchA) }
         }
         while true {
             if have == buf.count { buf.append(contentsOf: repeatElement(0, count: buf.count)) }

@@ -41,7 +41,7 @@ public enum OpParser {
         guard let raw = parseRaw(line, &scratch) else { return nil }
         let json = UnsafeBufferPointer(rebasing: line[9...])
         return scratch.bytes.withUnsafeBufferPointer { sb in
-            RawOpView(raw: raw, json: json, scratch: sb, props: scratch.props).op()
+            scratch.props.withUnsafeBufferPointer { pp in RawOpView(raw: raw, json: json, scratch: sb, props: pp).op() }
         }
     }
 
@@ -310,7 +310,8 @@ struct RawOpView {
     let raw: RawOp
     let json: UnsafeBufferPointer<UInt8>
     let scratch: UnsafeBufferPointer<UInt8>
-    let props: [RawText]
+    /// key, value, key, value... (the scratch's list: no array to retain per op)
+    let props: UnsafeBufferPointer<RawText>
 
     var hlc: HLC { raw.hlc }
 

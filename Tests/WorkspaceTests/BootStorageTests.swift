@@ -37,7 +37,9 @@ private func sameBlock(_ a: Block?, _ b: Block?) -> Bool {
         line.withUnsafeBufferPointer { l in
             guard let raw = OpParser.parseRaw(l, &scratch) else { Issue.record("line did not parse"); return }
             scratch.bytes.withUnsafeBufferPointer { sb in
-                viaBytes.apply(RawOpView(raw: raw, json: UnsafeBufferPointer(rebasing: l[9...]), scratch: sb, props: scratch.props))
+                scratch.props.withUnsafeBufferPointer { pp in
+                    viaBytes.apply(RawOpView(raw: raw, json: UnsafeBufferPointer(rebasing: l[9...]), scratch: sb, props: pp))
+                }
             }
         }
     }
