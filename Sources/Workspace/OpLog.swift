@@ -90,8 +90,9 @@ enum OpLogReader {
     }
 
     /// Reads every op file; `ownName` is this device's file, whose torn tail is cut on disk.
-    /// With `streaming` and a single op file, ops go straight to `stream` (no op array held) and the
-    /// result's lists are empty; the caller must check the stream was in HLC order. `next` is the id of
+    /// With `streaming`, ops go straight to `stream` (no op array held; several files are merged by
+    /// HLC as they are read, exact duplicates dropped) and the result's lists are empty; the caller
+    /// must check the stream was in HLC order (it is whenever each file is). `next` is the id of
     /// the op that follows (already parsed), so the caller can prefetch what it will look up next. (A non-escaping
     /// closure: the caller's model is captured by address, with no dynamic exclusivity checks.)
     static func readAll(dir: String, ownName: String, log: (String) -> Void,
@@ -108,6 +109,32 @@ enum OpLogReader {
         let total = sizes.reduce(0, +)
         var done = 0
         var all: [[Op]] = []
+        func report(_ path: String, own: Bool, _ r: FileResult, ops: Int) {
+            stats.files += 1
+            stats.bytes += r.size
+            stats.ops += ops
+            stats.badLines += r.bad
+            if r.validEnd < r.size {
+                if own {
+                    log("\(path): cut a torn or invalid tail of \(r.size - r.validEnd) bytes at offset \(r.validEnd)")
+                    stats.cutBytes += r.size - r.validEnd
+                } else {
+                    log("\(path): ignored an invalid tail of \(r.size - r.validEnd) bytes (another device's file)")
+                }
+            }
+            if r.bad > 0 { log("\(path): skipped \(r.bad) invalid line(s)") }
+        }
+        if streaming, names.count > 1 {
+            var cursors: [OpFileCursor] = []
+            for name in names {
+                let path = Path.join(dir, name)
+                guard let st = try? Sys.lstat(path), (st.st_mode & S_IFMT) == S_IFREG else { continue }
+                cursors.append(try OpFileCursor(path: path, writable: name == ownName))
+            }
+            try merge(cursors, total: total, progress: progress) { stream($0, nil) }
+            for c in cursors { report(c.path, own: c.writable, try c.finish(), ops: c.count) }
+            return ([], stats)
+        }
         for (i, name) in names.enumerated() {
             let path = Path.join(dir, name)
             let own = name == ownName
@@ -124,19 +151,7 @@ enum OpLogReader {
                 count = ops.count
             }
             done += sizes[i]
-            stats.files += 1
-            stats.bytes += r.size
-            stats.ops += count
-            stats.badLines += r.bad
-            if r.validEnd < r.size {
-                if own {
-                    log("\(path): cut a torn or invalid tail of \(r.size - r.validEnd) bytes at offset \(r.validEnd)")
-                    stats.cutBytes += r.size - r.validEnd
-                } else {
-                    log("\(path): ignored an invalid tail of \(r.size - r.validEnd) bytes (another device's file)")
-                }
-            }
-            if r.bad > 0 { log("\(path): skipped \(r.bad) invalid line(s)") }
+            report(path, own: own, r, ops: count)
             if !ops.isEmpty { all.append(ops) }
         }
         return (all, stats)
@@ -225,6 +240,27 @@ enum OpLogReader {
             }
         }
         return FileResult(size: size, validEnd: validEnd, bad: bad)
+    }
+
+    /// The k-way merge of the files' op streams by HLC (files are few: a linear pick of the least head),
+    /// dropping exact duplicates (the same op in a file and its conflict copy). A file out of HLC order
+    /// makes the merged stream out of order too, which the caller sees.
+    static func merge(_ cursors: [OpFileCursor], total: Int, progress: ((Int, Int) -> Void)?,
+                      _ body: (RawOpView) -> Void) throws {
+        var live: [OpFileCursor] = []
+        for c in cursors where try c.advance() { live.append(c) }
+        var last: HLC? = nil
+        var emitted = 0
+        while !live.isEmpty {
+            var best = 0
+            for k in 1..<live.count where live[k].head.hlc < live[best].head.hlc { best = k }
+            let c = live[best]
+            if c.head.hlc != last { c.withHead(body); last = c.head.hlc }
+            if !(try c.advance()) { live.remove(at: best) }
+            emitted += 1
+            if emitted & 0xFFFF == 0, let progress { progress(cursors.reduce(0) { $0 + $1.consumed }, total) }
+        }
+        progress?(total, total)
     }
 
     /// Merges per-file op lists (each sorted by HLC once sorted here) into one HLC-ordered stream,

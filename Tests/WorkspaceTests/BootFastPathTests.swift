@@ -76,9 +76,7 @@ import TestSupport
         expected.append(op.id)
         if k % 997 == 0 { bytes += Array("garbage line\n".utf8) }
     }
-    let fd = try Sys.open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    try bytes.withUnsafeBytes { try Sys.writeAll(fd, $0) }
-    Sys.close(fd)
+    try writeFile(path, bytes)
     var seen: [BlockID] = []
     var nexts: [BlockID?] = []
     let r = try OpLogReader.readFile(path, writable: false, sink: { op, next in
@@ -91,4 +89,82 @@ import TestSupport
     #expect(nexts.last! == nil)
     #expect(nexts.indices.dropLast().allSatisfy { nexts[$0] == nil || nexts[$0] == expected[$0 + 1] })
     #expect(nexts.filter { $0 == nil }.count < 10)
+}
+
+private func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+    let fd = try Sys.open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    defer { Sys.close(fd) }
+    try Sys.writeAll(fd, bytes)
+}
+
+/// A model's whole content, in a comparable spelling.
+private func dump(_ m: Model) -> [String] {
+    var out: [String] = ["applied \(m.opsApplied) skipped \(m.opsSkipped) blocks \(m.blocks.count)"]
+    for (id, p) in m.pages.sorted(by: { $0.key < $1.key }) {
+        out.append("page \(id) \(p.kind) \(p.name) \(p.preamble) \(p.known) \(p.maxTopPos) \(p.blocks)")
+        for b in p.blocks {
+            guard let x = m.blocks[b] else { out.append("missing \(b)"); continue }
+            out.append("block \(b) \(x.page) \(String(describing: x.parent)) \(x.pos) \(x.text) \(x.props) \(x.deleted)")
+        }
+    }
+    return out
+}
+
+@Test func three_devices_stream_merged_to_the_same_model_as_the_op_list_merge() throws {
+    let dir = TempDir("outl-merge")
+    let ops = dir.sub("ops")
+    try Durable.makeDirectory(ops, mode: 0o755)
+    let actors = [BlockID.random(), BlockID.random(), BlockID.random()]
+    let page = BlockID.journalPage(day1)
+    var files: [[UInt8]] = [[], [], []]
+    var blocks: [BlockID] = []
+    var cp = Op(hlc: HLC(wall: 1, counter: 0, actor: actors[0]), kind: .createPage, id: page)
+    cp.text = day1.iso
+    OpEncoder.append(cp, to: &files[0])
+    // Interleaved walls across devices; the same wall on two devices orders by counter then actor.
+    for k in 0..<3000 {
+        let d = (k * 7 + k / 5) % 3
+        let hlc = HLC(wall: Int64(10 + k / 2), counter: UInt32(k % 2), actor: actors[d])
+        var op: Op
+        if blocks.count < 5 || k % 4 != 0 {
+            op = Op(hlc: hlc, kind: .createBlock, id: BlockID.random())
+            op.page = page
+            op.pos = "p\(10_000 - k)"
+            op.text = "block \(k) from device \(d) \"quoted\""
+            op.props = [Property("captured-at", "t\(k)"), Property("source", "dev\(d)")]
+            if k % 3 == 0, let p = blocks.last { op.parent = p }
+            blocks.append(op.id)
+        } else {
+            let target = blocks[(k * 31) % blocks.count]
+            switch k % 16 {
+            case 0: op = Op(hlc: hlc, kind: .updateBlock, id: target); op.text = "edited at \(k)"
+            case 4: op = Op(hlc: hlc, kind: .moveBlock, id: target); op.pos = "m\(k)"
+            case 8: op = Op(hlc: hlc, kind: .deleteBlock, id: target)
+            default: op = Op(hlc: hlc, kind: .setPreamble, id: page); op.text = "pre \(k)"
+            }
+        }
+        OpEncoder.append(op, to: &files[d])
+        if k == 1500 { files[1] += Array("not an op\n".utf8) }
+    }
+    files[2] += Array("0000".utf8)  // another device's torn tail: ignored, kept
+    for d in 0..<3 { try writeFile(Path.join(ops, "ops-\(actors[d]).jsonl"), files[d]) }
+    // A sync tool's conflict copy of device 0's file: every op in it is an exact duplicate.
+    try writeFile(Path.join(ops, "ops-\(actors[0]).sync-conflict-1.jsonl"), files[0])
+
+    var streamed = Model()
+    var last: HLC? = nil
+    var inOrder = true
+    let (lists, s1) = try OpLogReader.readAll(dir: ops, ownName: "", log: { _ in }, progress: nil, streaming: true) { op, _ in
+        if let l = last, op.hlc < l { inOrder = false }
+        if op.hlc != last { streamed.apply(op) }
+        last = op.hlc
+    }
+    #expect(lists.isEmpty && inOrder)
+    let (files2, s2) = try OpLogReader.readAll(dir: ops, ownName: "", log: { _ in }, progress: nil)
+    var listed = Model()
+    OpLogReader.merge(files2) { listed.apply($0) }
+    #expect(files2.count == 4)
+    #expect(s1.ops == s2.ops && s1.files == 4 && s1.badLines == s2.badLines && s1.badLines == 1 && s1.bytes == s2.bytes)
+    #expect(streamed.opsApplied == 3001)
+    #expect(dump(streamed) == dump(listed))
 }
