@@ -168,3 +168,30 @@ private func dump(_ m: Model) -> [String] {
     #expect(streamed.opsApplied == 3001)
     #expect(dump(streamed) == dump(listed))
 }
+
+@Test func ids_parse_from_bytes_exactly_as_digit_by_digit() {
+    func reference(_ b: [UInt8]) -> BlockID? {
+        guard b.count == 36 else { return nil }
+        var hi: UInt64 = 0, lo: UInt64 = 0, n = 0
+        for (k, c) in b.enumerated() {
+            if k == 8 || k == 13 || k == 18 || k == 23 { if c != 45 { return nil }; continue }
+            guard let v = BlockID.hexValue(c) else { return nil }
+            if n < 16 { hi = hi << 4 | v } else { lo = lo << 4 | v }
+            n += 1
+        }
+        return BlockID(hi: hi, lo: lo)
+    }
+    for id in [BlockID.random(), BlockID(hi: 0, lo: 0), BlockID(hi: ~0, lo: ~0), BlockID(hi: 0x0123_4567_89AB_CDEF, lo: 0xFEDC_BA98_7654_3210)] {
+        let spelled = Array(id.description.utf8)
+        #expect(spelled.withUnsafeBufferPointer { BlockID.parse($0) } == id)
+        #expect(Array(id.description.uppercased().utf8).withUnsafeBufferPointer { BlockID.parse($0) } == id)
+        for k in 0..<36 {
+            for c in 0...255 {
+                var b = spelled
+                b[k] = UInt8(c)
+                let got = b.withUnsafeBufferPointer { BlockID.parse($0) }
+                if got != reference(b) { Issue.record("byte \(k) = \(c) in \(id)"); return }
+            }
+        }
+    }
+}
