@@ -131,7 +131,7 @@ enum OpLogReader {
                 guard let st = try? Sys.lstat(path), (st.st_mode & S_IFMT) == S_IFREG else { continue }
                 cursors.append(try OpFileCursor(path: path, writable: name == ownName))
             }
-            try merge(cursors, total: total, progress: progress) { stream($0, nil) }
+            try merge(cursors, total: total, progress: progress, stream)
             for c in cursors { report(c.path, own: c.writable, try c.finish(), ops: c.count) }
             return ([], stats)
         }
@@ -246,16 +246,24 @@ enum OpLogReader {
     /// dropping exact duplicates (the same op in a file and its conflict copy). A file out of HLC order
     /// makes the merged stream out of order too, which the caller sees.
     static func merge(_ cursors: [OpFileCursor], total: Int, progress: ((Int, Int) -> Void)?,
-                      _ body: (RawOpView) -> Void) throws {
+                      _ body: (RawOpView, _ next: BlockID?) -> Void) throws {
         var live: [OpFileCursor] = []
         for c in cursors where try c.advance() { live.append(c) }
         var last: HLC? = nil
         var emitted = 0
         while !live.isEmpty {
-            var best = 0
-            for k in 1..<live.count where live[k].head.hlc < live[best].head.hlc { best = k }
+            // The least head goes now; the second least is most likely next, so its id is the hint.
+            var best = 0, second = -1
+            for k in 1..<live.count {
+                if live[k].head.hlc < live[best].head.hlc {
+                    second = best; best = k
+                } else if second < 0 || live[k].head.hlc < live[second].head.hlc {
+                    second = k
+                }
+            }
             let c = live[best]
-            if c.head.hlc != last { c.withHead(body); last = c.head.hlc }
+            let next = second >= 0 ? live[second].head.id : nil
+            if c.head.hlc != last { c.withHead { body($0, next) }; last = c.head.hlc }
             if !(try c.advance()) { live.remove(at: best) }
             emitted += 1
             if emitted & 0xFFFF == 0, let progress { progress(cursors.reduce(0) { $0 + $1.consumed }, total) }
