@@ -237,7 +237,10 @@ public struct BlockTable: Sendable {
 /// Property keys, interned: `captured-at` and `source` repeat on every capture.
 struct KeyTable: Sendable {
     var names: [String] = []
-    var bytes: [[UInt8]] = []
+    /// Every key's bytes back to back; key k (1-based) is flat[starts[k - 1]..<starts[k]] (no array
+    /// per key, so a compare retains nothing).
+    var flat: [UInt8] = []
+    var starts: [Int] = [0]
     /// FNV-1a of the key's bytes (probing on by one on a collision) -> id (1-based).
     var index: [UInt64: Int] = [:]
 
@@ -247,8 +250,10 @@ struct KeyTable: Sendable {
 
     @inline(__always) func matches(_ k: Int, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
         guard k > 0 else { return false }
-        return bytes[k - 1].withUnsafeBufferPointer { kb in
-            kb.count == b.count && (b.count == 0 || memcmp(kb.baseAddress!, b.baseAddress!, b.count) == 0)
+        return starts.withUnsafeBufferPointer { st in
+            let from = st[k - 1], n = st[k] - from
+            guard n == b.count else { return false }
+            return n == 0 || flat.withUnsafeBufferPointer { memcmp($0.baseAddress! + from, b.baseAddress!, n) == 0 }
         }
     }
 
@@ -264,11 +269,12 @@ struct KeyTable: Sendable {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325
         for c in b { h = (h ^ UInt64(c)) &* 0x0000_0100_0000_01B3 }
         while let k = index[h] {
-            if bytes[k - 1].withUnsafeBufferPointer({ $0.elementsEqual(b) }) { return k }
+            if matches(k, b) { return k }
             h &+= 1
         }
         names.append(String(decoding: b, as: UTF8.self))
-        bytes.append(Array(b))
+        flat.append(contentsOf: b)
+        starts.append(flat.count)
         index[h] = names.count
         return names.count
     }
