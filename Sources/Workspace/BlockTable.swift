@@ -70,23 +70,6 @@ public struct BlockTable: Sendable {
     mutating func reserve(logBytes bytes: Int) {
         reserveCapacity(bytes / 256)
         arena.reserveCapacity(bytes / 3)
-        if bytes >= 64 << 20 {
-            BlockTable.adviseHugePages(&rows)
-            BlockTable.adviseHugePages(&arena)
-        }
-    }
-
-    /// Asks for 2 MB pages over an array's reserved, not yet touched storage: a big boot then takes
-    /// one page fault per 2 MB instead of per 4 KB. Only a hint; the contents are unaffected.
-    static func adviseHugePages<T>(_ a: inout [T]) {
-        let capacity = a.capacity, count = a.count
-        a.withUnsafeMutableBufferPointer { b in
-            guard let base = b.baseAddress else { return }
-            let huge = 2 << 20
-            let from = (Int(bitPattern: UnsafeMutableRawPointer(base + count)) + huge - 1) & ~(huge - 1)
-            let to = Int(bitPattern: UnsafeMutableRawPointer(base + capacity)) & ~(huge - 1)
-            if to > from { _ = madvise(UnsafeMutableRawPointer(bitPattern: from), to - from, 14 /* MADV_HUGEPAGE */) }
-        }
     }
 
     public subscript(id: BlockID) -> Block? {
