@@ -15,6 +15,7 @@ for n in $SIZES; do
   ws="$OUT/ws-$n"; st="$OUT/state-$n"
   rm -rf "$ws" "$st"; mkdir -p "$st"
   "$BIN/outl" --workspace "$ws" --state-dir "$st" debug-generate "$n"
+  sync  # the generator's writeback is not the boot's
   line=$(/usr/bin/time -f 'rss_kb=%M' "$BIN/outl" --workspace "$ws" --state-dir "$st" debug-boot 2>"$OUT/time-$n")
   rss=$(sed -n 's/.*rss_kb=\([0-9]*\).*/\1/p' "$OUT/time-$n")
   secs=$(sed -n 's/.*seconds=\([0-9.e-]*\).*/\1/p' <<<"$line")
