@@ -38,7 +38,7 @@ private func sameBlock(_ a: Block?, _ b: Block?) -> Bool {
             guard let raw = OpParser.parseRaw(l, &scratch) else { Issue.record("line did not parse"); return }
             scratch.bytes.withUnsafeBufferPointer { sb in
                 scratch.props.withUnsafeBufferPointer { pp in
-                    viaBytes.apply(RawOpView(raw: raw, json: UnsafeBufferPointer(rebasing: l[9...]), scratch: sb, props: pp))
+                    _ = viaBytes.apply(RawOpView(raw: raw, json: UnsafeBufferPointer(rebasing: l[9...]), scratch: sb, props: pp))
                 }
             }
         }
