@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Boot time and peak memory of the workspace for 10k, 100k and 1M ops, side by side with a naive
-# Foundation JSONDecoder boot of the same log, and the `outl daily append` slow path.
+# Foundation JSONDecoder boot of the same log, the largest log split over three devices' files, and
+# the `outl daily append` slow path.
 # Floor: boot >= 1,000,000 ops/s of log. Needs release binaries in $OUTL_BIN_DIR (make bench).
 set -euo pipefail
 BIN=${OUTL_BIN_DIR:-$(swift build -c release --show-bin-path)}
@@ -14,6 +15,7 @@ for n in $SIZES; do
   ws="$OUT/ws-$n"; st="$OUT/state-$n"
   rm -rf "$ws" "$st"; mkdir -p "$st"
   "$BIN/outl" --workspace "$ws" --state-dir "$st" debug-generate "$n"
+  sync  # the generator's writeback is not the boot's
   line=$(/usr/bin/time -f 'rss_kb=%M' "$BIN/outl" --workspace "$ws" --state-dir "$st" debug-boot 2>"$OUT/time-$n")
   rss=$(sed -n 's/.*rss_kb=\([0-9]*\).*/\1/p' "$OUT/time-$n")
   secs=$(sed -n 's/.*seconds=\([0-9.e-]*\).*/\1/p' <<<"$line")
@@ -21,6 +23,19 @@ for n in $SIZES; do
   jd=$("$OUT/jsondecoder" "$ws"/.outl/ops/ops-*.jsonl | sed -n 's/.*ops_per_second=\([0-9]*\).*/\1/p')
   printf '%-9s %12.3f %10s %12d %14s %12s\n' "$n" "$secs" "$rate" $((rss / 1024)) "$jd" "$FLOOR"
 done
+# The same ops as three devices' files (every third line each, so each file stays in HLC order):
+# the boot merges them as it reads them.
+n=$(echo $SIZES | awk '{print $NF}')
+ws="$OUT/ws-$n"; wm="$OUT/ws-$n-3dev"; sm="$OUT/state-$n-3dev"
+rm -rf "$wm" "$sm"; mkdir -p "$wm/.outl/ops"; cp -r "$OUT/state-$n" "$sm"
+own=$(cd "$ws/.outl/ops" && ls ops-*.jsonl | head -1)
+awk -v d="$wm/.outl/ops" -v own="$own" '{ f = NR % 3 == 0 ? own : "ops-0000000" NR % 3 "-0000-7000-8000-000000000000.jsonl"; print > (d "/" f) }' "$ws/.outl/ops/$own"
+line=$(/usr/bin/time -f 'rss_kb=%M' "$BIN/outl" --workspace "$wm" --state-dir "$sm" debug-boot 2>"$OUT/time-3dev")
+rss=$(sed -n 's/.*rss_kb=\([0-9]*\).*/\1/p' "$OUT/time-3dev")
+secs=$(sed -n 's/.*seconds=\([0-9.e-]*\).*/\1/p' <<<"$line")
+rate=$(sed -n 's/.*ops_per_second=\([0-9]*\).*/\1/p' <<<"$line")
+printf '%-9s %12.3f %10s %12d %14s %12s\n' "3dev" "$secs" "$rate" $((rss / 1024)) "-" "$FLOOR"
+rm -rf "$wm" "$sm"
 # The slow path the daemon is compared against: boot the whole workspace for one line.
 n=$(echo $SIZES | awk '{print $2}'); n=${n:-10000}
 if command -v hyperfine >/dev/null; then

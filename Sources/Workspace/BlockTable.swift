@@ -2,23 +2,58 @@
 // and one byte arena for pos, text and properties (keys interned), decoded to `Block` only when read.
 // Invariant: `self[id]` returns exactly what the old [BlockID: Block] held; value semantics (CoW arrays).
 
-/// A block's stored text, props and position as offsets into the arena.
+#if canImport(Glibc)
+import Glibc
+#endif
+import CCRC32C
+
+/// A block's stored text, props and position as offsets into the arena. 64 bytes (one cache line):
+/// the two flags ride in the top bit of the offsets (an arena never nears 2^63 bytes).
 struct BlockRow {
     var id: BlockID
     var page: BlockID
     var parent: BlockID
-    /// varint(text length) text, then (varint key id >= 1, varint value length, value)*, then 0.
-    var content: UInt64
-    /// varint(length) pos.
-    var pos: UInt64
-    var hasParent: Bool
-    var deleted: Bool
+    /// Bit 63: deleted. Below: offset of varint(text length) text, then (varint key id >= 1, varint
+    /// value length, value)*, then 0.
+    var contentBits: UInt64
+    /// Bit 63: has a parent. Below: offset of varint(length) pos.
+    var posBits: UInt64
+
+    static let flag: UInt64 = 1 << 63
+
+    init(id: BlockID, page: BlockID, parent: BlockID, content: UInt64, pos: UInt64, hasParent: Bool, deleted: Bool) {
+        self.id = id
+        self.page = page
+        self.parent = parent
+        contentBits = content | (deleted ? BlockRow.flag : 0)
+        posBits = pos | (hasParent ? BlockRow.flag : 0)
+    }
+
+    var content: UInt64 {
+        @inline(__always) get { contentBits & ~BlockRow.flag }
+        @inline(__always) set { contentBits = newValue | (contentBits & BlockRow.flag) }
+    }
+    var pos: UInt64 {
+        @inline(__always) get { posBits & ~BlockRow.flag }
+        @inline(__always) set { posBits = newValue | (posBits & BlockRow.flag) }
+    }
+    var deleted: Bool {
+        @inline(__always) get { contentBits & BlockRow.flag != 0 }
+        @inline(__always) set { contentBits = newValue ? contentBits | BlockRow.flag : contentBits & ~BlockRow.flag }
+    }
+    var hasParent: Bool {
+        @inline(__always) get { posBits & BlockRow.flag != 0 }
+        @inline(__always) set { posBits = newValue ? posBits | BlockRow.flag : posBits & ~BlockRow.flag }
+    }
 }
 
 public struct BlockTable: Sendable {
     var rows: [BlockRow] = []
-    /// Row index + 1 per slot (0 = empty); a power of two, at most half full.
+    /// Per slot: row index + 1 in the low `rowBits` bits (0 = empty), and in the bits above them a
+    /// fingerprint of the id's hash, so a probe that meets another id rarely has to read its row.
+    /// A power of two, at most half full, so row index + 1 < count always fits in `rowBits`.
     var slots: [UInt32] = [UInt32](repeating: 0, count: 16)
+    var rowBits = 4
     var arena: [UInt8] = []
     var keys = KeyTable()
 
@@ -42,8 +77,25 @@ public struct BlockTable: Sendable {
         return block(at: r)
     }
 
-    @inline(__always) static func slot(of id: BlockID, mask: Int) -> Int {
-        Int(truncatingIfNeeded: ((id.hi ^ id.lo) &* 0x9E37_79B9_7F4A_7C15) >> 29) & mask
+    @inline(__always) static func hash(_ id: BlockID) -> UInt64 {
+        (id.hi ^ id.lo) &* 0x9E37_79B9_7F4A_7C15
+    }
+
+    /// Slot bits (29 up) and fingerprint bits (the top ones) of the hash never overlap: the slot
+    /// uses bits 29..<29+rowBits and the fingerprint bits 32+rowBits..<64.
+    @inline(__always) static func slot(of h: UInt64, mask: Int) -> Int {
+        Int(truncatingIfNeeded: h >> 29) & mask
+    }
+
+    @inline(__always) static func tag(of h: UInt64, rowBits: Int) -> UInt32 {
+        rowBits >= 32 ? 0 : UInt32(truncatingIfNeeded: h >> UInt64(32 + rowBits)) << UInt32(rowBits)
+    }
+
+    /// Starts loading the slot `id` hashes to: the boot calls it one op ahead of `find`.
+    @inline(__always) func prefetch(_ id: BlockID) {
+        slots.withUnsafeBufferPointer { s in
+            CCRC32C_prefetch(s.baseAddress! + BlockTable.slot(of: BlockTable.hash(id), mask: s.count - 1))
+        }
     }
 
     /// The row index of `id`, if the block exists.
@@ -51,11 +103,18 @@ public struct BlockTable: Sendable {
         slots.withUnsafeBufferPointer { s in
             rows.withUnsafeBufferPointer { r in
                 let mask = s.count - 1
-                var i = BlockTable.slot(of: id, mask: mask)
+                let h = BlockTable.hash(id)
+                let bits = UInt32(rowBits)
+                let rowMask: UInt32 = bits >= 32 ? ~0 : (1 << bits) - 1
+                let tag = BlockTable.tag(of: h, rowBits: rowBits)
+                var i = BlockTable.slot(of: h, mask: mask)
                 while true {
                     let v = s[i]
                     if v == 0 { return nil }
-                    if r[Int(v) - 1].id == id { return Int(v) - 1 }
+                    if v & ~rowMask == tag {
+                        let k = Int(v & rowMask) - 1
+                        if r[k].id == id { return k }
+                    }
                     i = (i + 1) & mask
                 }
             }
@@ -63,16 +122,18 @@ public struct BlockTable: Sendable {
     }
 
     mutating func rehash(minimumSlots: Int) {
-        var n = 16
-        while n < minimumSlots { n <<= 1 }
+        var n = 16, bits = 4
+        while n < minimumSlots { n <<= 1; bits += 1 }
         var s = [UInt32](repeating: 0, count: n)
         let mask = n - 1
         for (k, row) in rows.enumerated() {
-            var i = BlockTable.slot(of: row.id, mask: mask)
+            let h = BlockTable.hash(row.id)
+            var i = BlockTable.slot(of: h, mask: mask)
             while s[i] != 0 { i = (i + 1) & mask }
-            s[i] = UInt32(k + 1)
+            s[i] = UInt32(k + 1) | BlockTable.tag(of: h, rowBits: bits)
         }
         slots = s
+        rowBits = bits
     }
 
     /// Adds a row for a new id (the caller checked `find` is nil); returns its index.
@@ -81,10 +142,12 @@ public struct BlockTable: Sendable {
         rows.append(row)
         let k = rows.count
         let mask = slots.count - 1
-        var i = BlockTable.slot(of: row.id, mask: mask)
+        let h = BlockTable.hash(row.id)
+        let v = UInt32(k) | BlockTable.tag(of: h, rowBits: rowBits)
+        var i = BlockTable.slot(of: h, mask: mask)
         slots.withUnsafeMutableBufferPointer { s in
             while s[i] != 0 { i = (i + 1) & mask }
-            s[i] = UInt32(k)
+            s[i] = v
         }
         return k - 1
     }
@@ -157,19 +220,44 @@ public struct BlockTable: Sendable {
 /// Property keys, interned: `captured-at` and `source` repeat on every capture.
 struct KeyTable: Sendable {
     var names: [String] = []
-    var bytes: [[UInt8]] = []
+    /// Every key's bytes back to back; key k (1-based) is flat[starts[k - 1]..<starts[k]] (no array
+    /// per key, so a compare retains nothing).
+    var flat: [UInt8] = []
+    var starts: [Int] = [0]
     /// FNV-1a of the key's bytes (probing on by one on a collision) -> id (1-based).
     var index: [UInt64: Int] = [:]
 
+    /// The last two ids returned: captures repeat the same keys in the same order, so a byte compare
+    /// with them usually answers without hashing.
+    var recent: (Int, Int) = (0, 0)
+
+    @inline(__always) func matches(_ k: Int, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard k > 0 else { return false }
+        return starts.withUnsafeBufferPointer { st in
+            let from = st[k - 1], n = st[k] - from
+            guard n == b.count else { return false }
+            return n == 0 || flat.withUnsafeBufferPointer { memcmp($0.baseAddress! + from, b.baseAddress!, n) == 0 }
+        }
+    }
+
     mutating func id(_ b: UnsafeBufferPointer<UInt8>) -> Int {
+        if matches(recent.0, b) { return recent.0 }
+        if matches(recent.1, b) { let k = recent.1; recent = (k, recent.0); return k }
+        let k = lookup(b)
+        recent = (k, recent.0)
+        return k
+    }
+
+    mutating func lookup(_ b: UnsafeBufferPointer<UInt8>) -> Int {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325
         for c in b { h = (h ^ UInt64(c)) &* 0x0000_0100_0000_01B3 }
         while let k = index[h] {
-            if bytes[k - 1].withUnsafeBufferPointer({ $0.elementsEqual(b) }) { return k }
+            if matches(k, b) { return k }
             h &+= 1
         }
         names.append(String(decoding: b, as: UTF8.self))
-        bytes.append(Array(b))
+        flat.append(contentsOf: b)
+        starts.append(flat.count)
         index[h] = names.count
         return names.count
     }

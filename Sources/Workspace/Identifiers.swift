@@ -42,20 +42,37 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
     @inline(__always)
     static func parse(_ b: UnsafeBufferPointer<UInt8>) -> BlockID? {
         guard b.count == 36, let p = b.baseAddress, p[8] == 45, p[13] == 45, p[18] == 45, p[23] == 45 else { return nil }
-        return hexTable.withUnsafeBufferPointer { t -> BlockID? in
-            var bad: UInt8 = 0
-            @inline(__always) func run(_ from: Int, _ n: Int, _ acc: inout UInt64) {
-                for k in from..<(from + n) {
-                    let v = t[Int(p[k])]
-                    bad |= v
-                    acc = acc << 4 | UInt64(v)
-                }
-            }
-            var hi: UInt64 = 0, lo: UInt64 = 0
-            run(0, 8, &hi); run(9, 4, &hi); run(14, 4, &hi)
-            run(19, 4, &lo); run(24, 12, &lo)
-            return bad & 0x10 == 0 ? BlockID(hi: hi, lo: lo) : nil
+        let raw = UnsafeRawPointer(p)
+        let zeros: UInt64 = 0x3030_3030_0000_0000  // four '0' digits after a 4-digit group
+        let a = hexWord(UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self)))
+        @inline(__always) func four(_ at: Int) -> UInt64 {
+            hexWord(UInt64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt32.self))) | zeros)
         }
+        let b1 = four(9), b2 = four(14), c1 = four(19), c3 = four(32)
+        let c2 = hexWord(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self)))
+        // Each word's bad flag is bit 63 (set when any of its bytes is not a hex digit).
+        guard (a | b1 | b2 | c1 | c2 | c3) >> 63 == 0 else { return nil }
+        let hi = a << 32 | (b1 >> 16) << 16 | b2 >> 16
+        let lo = (c1 >> 16) << 48 | c2 << 16 | c3 >> 16
+        return BlockID(hi: hi, lo: lo)
+    }
+
+    /// Eight ASCII hex digits (first digit in the lowest byte) to their value, all at once; bit 63 is
+    /// set when any byte is not a hex digit. Four digits then four '0's give their value shifted by 16.
+    @inline(__always)
+    static func hexWord(_ w: UInt64) -> UInt64 {
+        let highs: UInt64 = 0x8080_8080_8080_8080, ones: UInt64 = 0x0101_0101_0101_0101
+        // Per byte c < 0x80, c + k never carries into the next byte; its top bit says c >= 0x80 - k.
+        let digit = (w &+ ones &* 0x50) & ~(w &+ ones &* 0x46)          // '0'...'9'
+        let lower = w | ones &* 0x20
+        let letter = (lower &+ ones &* 0x1F) & ~(lower &+ ones &* 0x19)  // 'a'...'f', 'A'...'F'
+        let ok = w & highs == 0 && (digit | letter) & highs == highs
+        var v = (w & (ones &* 0x0F)) &+ ((w >> 6) & ones) &* 9
+        v = v.byteSwapped
+        v = (v | (v >> 4)) & 0x00FF_00FF_00FF_00FF
+        v = (v | (v >> 8)) & 0x0000_FFFF_0000_FFFF
+        v = (v | (v >> 16)) & 0xFFFF_FFFF
+        return ok ? v : 1 << 63
     }
 
     public var description: String {

@@ -1,6 +1,10 @@
 // Model: the workspace state the op log folds into, and `apply` (do_op), the only way it changes.
 // Invariants: apply is idempotent (Create of an existing id is a no-op) and deterministic given HLC
 // order, so every device that has the same ops has the same model. Blocks live in a compact BlockTable.
+#if canImport(Glibc)
+import Glibc
+#endif
+
 public struct Block: Sendable {
     public var page: BlockID
     public var parent: BlockID?
@@ -116,14 +120,17 @@ public struct Model: Sendable {
     @inline(__always)
     static func raiseMaxTopPos<O: OpFields>(_ max: inout String, _ op: O) {
         let greater: Bool = op.withPos { p in
-            var m = max
-            return m.withUTF8 { mb in
-                var ascii = true
-                for c in p where c >= 0x80 { ascii = false; break }
-                for c in mb where c >= 0x80 { ascii = false; break }
-                if ascii { return mb.lexicographicallyPrecedes(p) }
-                return String(decoding: p, as: UTF8.self) > String(decoding: mb, as: UTF8.self)
-            }
+            let fast: Bool? = max.utf8.withContiguousStorageIfAvailable { mb in
+                var high: UInt8 = 0
+                for c in p { high |= c }
+                for c in mb { high |= c }
+                guard high < 0x80 else { return nil }
+                let n = Swift.min(p.count, mb.count)
+                let d = n == 0 ? 0 : memcmp(mb.baseAddress!, p.baseAddress!, n)
+                return d != 0 ? d < 0 : mb.count < p.count
+            } ?? nil
+            if let fast { return fast }
+            return String(decoding: p, as: UTF8.self) > max
         }
         if greater { max = op.withPos { String(decoding: $0, as: UTF8.self) } }
     }

@@ -90,13 +90,15 @@ enum OpLogReader {
     }
 
     /// Reads every op file; `ownName` is this device's file, whose torn tail is cut on disk.
-    /// With `streaming` and a single op file, ops go straight to `stream` (no op array held) and the
-    /// result's lists are empty; the caller must check the stream was in HLC order. (A non-escaping
+    /// With `streaming`, ops go straight to `stream` (no op array held; several files are merged by
+    /// HLC as they are read, exact duplicates dropped) and the result's lists are empty; the caller
+    /// must check the stream was in HLC order (it is whenever each file is). `next` is the id of
+    /// the op that follows (already parsed), so the caller can prefetch what it will look up next. (A non-escaping
     /// closure: the caller's model is captured by address, with no dynamic exclusivity checks.)
     static func readAll(dir: String, ownName: String, log: (String) -> Void,
                         progress: ((Int, Int) -> Void)?,
                         streaming: Bool = false,
-                        stream: (RawOpView) -> Void = { _ in }) throws -> ([[Op]], OpLogReadStats) {
+                        stream: (RawOpView, _ next: BlockID?) -> Void = { _, _ in }) throws -> ([[Op]], OpLogReadStats) {
         var stats = OpLogReadStats()
         let names: [String]
         do { names = try Sys.readDirectory(dir).filter(isOpLogName).sorted() } catch let e as Errno where e == .ENOENT {
@@ -107,25 +109,10 @@ enum OpLogReader {
         let total = sizes.reduce(0, +)
         var done = 0
         var all: [[Op]] = []
-        for (i, name) in names.enumerated() {
-            let path = Path.join(dir, name)
-            let own = name == ownName
-            let st = try? Sys.lstat(path)
-            guard let st, (st.st_mode & S_IFMT) == S_IFREG else { continue }  // never follow a symlink
-            var ops: [Op] = []
-            var count = 0
-            let r: FileResult
-            if streaming, names.count == 1 {
-                r = try readFile(path, writable: own, sink: { count += 1; stream($0) }) { n in progress?(done + n, total) }
-            } else {
-                ops.reserveCapacity(sizes[i] / 200 + 16)
-                r = try readFile(path, writable: own, sink: { ops.append($0.op()) }) { n in progress?(done + n, total) }
-                count = ops.count
-            }
-            done += sizes[i]
+        func report(_ path: String, own: Bool, _ r: FileResult, ops: Int) {
             stats.files += 1
             stats.bytes += r.size
-            stats.ops += count
+            stats.ops += ops
             stats.badLines += r.bad
             if r.validEnd < r.size {
                 if own {
@@ -136,6 +123,35 @@ enum OpLogReader {
                 }
             }
             if r.bad > 0 { log("\(path): skipped \(r.bad) invalid line(s)") }
+        }
+        if streaming, names.count > 1 {
+            var cursors: [OpFileCursor] = []
+            for name in names {
+                let path = Path.join(dir, name)
+                guard let st = try? Sys.lstat(path), (st.st_mode & S_IFMT) == S_IFREG else { continue }
+                cursors.append(try OpFileCursor(path: path, writable: name == ownName))
+            }
+            try merge(cursors, total: total, progress: progress, stream)
+            for c in cursors { report(c.path, own: c.writable, try c.finish(), ops: c.count) }
+            return ([], stats)
+        }
+        for (i, name) in names.enumerated() {
+            let path = Path.join(dir, name)
+            let own = name == ownName
+            let st = try? Sys.lstat(path)
+            guard let st, (st.st_mode & S_IFMT) == S_IFREG else { continue }  // never follow a symlink
+            var ops: [Op] = []
+            var count = 0
+            let r: FileResult
+            if streaming, names.count == 1 {
+                r = try readFile(path, writable: own, sink: { count += 1; stream($0, $1) }) { n in progress?(done + n, total) }
+            } else {
+                ops.reserveCapacity(sizes[i] / 200 + 16)
+                r = try readFile(path, writable: own, sink: { op, _ in ops.append(op.op()) }) { n in progress?(done + n, total) }
+                count = ops.count
+            }
+            done += sizes[i]
+            report(path, own: own, r, ops: count)
             if !ops.isEmpty { all.append(ops) }
         }
         return (all, stats)
@@ -143,7 +159,9 @@ enum OpLogReader {
 
     struct FileResult { var size: Int; var validEnd: Int; var bad: Int }
 
-    static func readFile(_ path: String, writable: Bool, sink: (RawOpView) -> Void,
+    /// Lines are parsed one ahead of the sink (two scratches take turns), so the sink learns the next
+    /// op's id while it handles the current one; the one pending op is handed over before the buffer moves.
+    static func readFile(_ path: String, writable: Bool, sink: (RawOpView, _ next: BlockID?) -> Void,
                          progress: (Int) -> Void) throws -> FileResult {
         let fd = try io(path) { try Sys.open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW) }
         defer { Sys.close(fd) }
@@ -153,7 +171,21 @@ enum OpLogReader {
         var validEnd = 0
         var bad = 0            // invalid lines followed by valid ones: skipped, kept on disk
         var badSinceValid = 0  // invalid lines after the last valid one: the tail
-        var scratch = ParseScratch()
+        var scratchA = ParseScratch(), scratchB = ParseScratch()
+        var useB = false
+        var pending: (raw: RawOp, json: UnsafeBufferPointer<UInt8>, inB: Bool)? = nil
+        func flush(next: BlockID?) {
+            guard let p = pending else { return }
+            pending = nil
+            func hand(_ sc: inout ParseScratch) {
+                sc.bytes.withUnsafeBufferPointer { sb in
+                    sc.props.withUnsafeBufferPointer { pp in
+                        sink(RawOpView(raw: p.raw, json: p.json, scratch: sb, props: pp), next)
+                    }
+                }
+            }
+            if p.inB { hand(&scratchB) } else { hand(&scratchA) }
+        }
         while true {
             if have == buf.count { buf.append(contentsOf: repeatElement(0, count: buf.count)) }
             let n = try io(path) {
@@ -171,11 +203,11 @@ enum OpLogReader {
                     let nl = UnsafeRawPointer(nlRaw).assumingMemoryBound(to: UInt8.self) - base
                     if nl > start {
                         let line = UnsafeBufferPointer(start: base + start, count: nl - start)
-                        if let raw = OpParser.parseRaw(line, &scratch) {
-                            scratch.bytes.withUnsafeBufferPointer { sb in
-                                sink(RawOpView(raw: raw, json: UnsafeBufferPointer(rebasing: line[9...]), scratch: sb,
-                                               props: scratch.props))
-                            }
+                        let parsed = useB ? OpParser.parseRaw(line, &scratchB) : OpParser.parseRaw(line, &scratchA)
+                        if let raw = parsed {
+                            flush(next: raw.id)
+                            pending = (raw, UnsafeBufferPointer(rebasing: line[9...]), useB)
+                            useB.toggle()
                             validEnd = bufOffset + nl + 1
                             bad += badSinceValid
                             badSinceValid = 0
@@ -187,6 +219,7 @@ enum OpLogReader {
                     }
                     start = nl + 1
                 }
+                flush(next: nil)
             }
             if start > 0 {
                 buf.withUnsafeMutableBytes { b in
@@ -207,6 +240,35 @@ enum OpLogReader {
             }
         }
         return FileResult(size: size, validEnd: validEnd, bad: bad)
+    }
+
+    /// The k-way merge of the files' op streams by HLC (files are few: a linear pick of the least head),
+    /// dropping exact duplicates (the same op in a file and its conflict copy). A file out of HLC order
+    /// makes the merged stream out of order too, which the caller sees.
+    static func merge(_ cursors: [OpFileCursor], total: Int, progress: ((Int, Int) -> Void)?,
+                      _ body: (RawOpView, _ next: BlockID?) -> Void) throws {
+        var live: [OpFileCursor] = []
+        for c in cursors where try c.advance() { live.append(c) }
+        var last: HLC? = nil
+        var emitted = 0
+        while !live.isEmpty {
+            // The least head goes now; the second least is most likely next, so its id is the hint.
+            var best = 0, second = -1
+            for k in 1..<live.count {
+                if live[k].head.hlc < live[best].head.hlc {
+                    second = best; best = k
+                } else if second < 0 || live[k].head.hlc < live[second].head.hlc {
+                    second = k
+                }
+            }
+            let c = live[best]
+            let next = second >= 0 ? live[second].head.id : nil
+            if c.head.hlc != last { c.withHead { body($0, next) }; last = c.head.hlc }
+            if !(try c.advance()) { live.remove(at: best) }
+            emitted += 1
+            if emitted & 0xFFFF == 0, let progress { progress(cursors.reduce(0) { $0 + $1.consumed }, total) }
+        }
+        progress?(total, total)
     }
 
     /// Merges per-file op lists (each sorted by HLC once sorted here) into one HLC-ordered stream,

@@ -41,7 +41,7 @@ public enum OpParser {
         guard let raw = parseRaw(line, &scratch) else { return nil }
         let json = UnsafeBufferPointer(rebasing: line[9...])
         return scratch.bytes.withUnsafeBufferPointer { sb in
-            RawOpView(raw: raw, json: json, scratch: sb, props: scratch.props).op()
+            scratch.props.withUnsafeBufferPointer { pp in RawOpView(raw: raw, json: json, scratch: sb, props: pp).op() }
         }
     }
 
@@ -95,6 +95,16 @@ public enum OpParser {
             i += 1
             let start = i
             var escaped = false
+            // Eight bytes at a time while no quote or backslash is among them (SWAR zero-byte test).
+            if let p = b.baseAddress {
+                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                while i + 8 <= b.count {
+                    let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+                    let q = w ^ (ones &* 34), e = w ^ (ones &* 92)
+                    if ((q &- ones) & ~q | (e &- ones) & ~e) & highs != 0 { break }
+                    i += 8
+                }
+            }
             while i < b.count {
                 let c = b[i]
                 if c == 34 { let r = start..<i; i += 1; return (r, escaped) }
@@ -211,11 +221,19 @@ public enum OpParser {
             }
         }
 
-        @inline(__always) func keyIs(_ r: Range<Int>, _ s: StaticString) -> Bool {
-            guard r.count == s.utf8CodeUnitCount else { return false }
-            let p = s.utf8Start
-            for k in 0..<r.count where b[r.lowerBound + k] != p[k] { return false }
-            return true
+        /// A key of up to three bytes as one number (length in the top byte): one compare per known key.
+        @inline(__always) func keyCode(_ r: Range<Int>) -> UInt32 {
+            guard r.count <= 3 else { return 0 }
+            var v = UInt32(r.count) << 24
+            for k in 0..<r.count { v |= UInt32(b[r.lowerBound + k]) << UInt32(16 - 8 * k) }
+            return v
+        }
+
+        @inline(__always) static func code(_ a: Unicode.Scalar, _ b: Unicode.Scalar? = nil, _ c: Unicode.Scalar? = nil) -> UInt32 {
+            var v = UInt32(1) << 24 | a.value << 16
+            if let b { v += 1 << 24; v |= b.value << 8 }
+            if let c { v += 1 << 24; v |= c.value }
+            return v
         }
 
         mutating func op() -> RawOp? {
@@ -227,7 +245,8 @@ public enum OpParser {
             var hasPage = false
             while true {
                 guard let (k, _) = rawString(), expect(UInt8(ascii: ":")) else { return nil }
-                if keyIs(k, "k") {
+                let key = keyCode(k)
+                if key == Reader.code("k") {
                     guard let (r, _) = rawString() else { return nil }
                     if r.count == 2 {
                         let a = b[r.lowerBound], c = b[r.lowerBound + 1]
@@ -243,33 +262,33 @@ public enum OpParser {
                     } else {
                         kind = .unknown
                     }
-                } else if keyIs(k, "w") {
+                } else if key == Reader.code("w") {
                     wall = integer()
-                } else if keyIs(k, "c") {
+                } else if key == Reader.code("c") {
                     counter = integer()
-                } else if keyIs(k, "a") {
+                } else if key == Reader.code("a") {
                     guard let v = id(), let v2 = v else { return nil }
                     actor = v2
-                } else if keyIs(k, "id") {
+                } else if key == Reader.code("i", "d") {
                     guard let v = id(), let v2 = v else { return nil }
                     opID = v2
-                } else if keyIs(k, "pg") {
+                } else if key == Reader.code("p", "g") {
                     guard let v = id(), let v2 = v else { return nil }
                     op.page = v2; hasPage = true
-                } else if keyIs(k, "pa") {
+                } else if key == Reader.code("p", "a") {
                     guard let v = id() else { return nil }
                     op.parent = v
-                } else if keyIs(k, "pos") {
+                } else if key == Reader.code("p", "o", "s") {
                     guard let v = text() else { return nil }
                     op.pos = v
-                } else if keyIs(k, "t") {
+                } else if key == Reader.code("t") {
                     guard let v = text() else { return nil }
                     op.text = v
-                } else if keyIs(k, "pk") {
+                } else if key == Reader.code("p", "k") {
                     guard let v = text() else { return nil }
                     let j = v.count == 1 && (v.inScratch ? scratch.bytes[v.start] : b[v.start]) == UInt8(ascii: "j")
                     op.pageKind = j ? .journal : .named
-                } else if keyIs(k, "pr") {
+                } else if key == Reader.code("p", "r") {
                     guard props() else { return nil }
                     op.hasProps = true
                 } else {
@@ -300,7 +319,8 @@ struct RawOpView {
     let raw: RawOp
     let json: UnsafeBufferPointer<UInt8>
     let scratch: UnsafeBufferPointer<UInt8>
-    let props: [RawText]
+    /// key, value, key, value... (the scratch's list: no array to retain per op)
+    let props: UnsafeBufferPointer<RawText>
 
     var hlc: HLC { raw.hlc }
 

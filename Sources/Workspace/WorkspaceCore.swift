@@ -55,7 +55,8 @@ final class WorkspaceCore {
             var inOrder = true
             let ownName = "ops-\(actor).jsonl"
             var (files, stats) = try OpLogReader.readAll(
-                dir: opsDir, ownName: ownName, log: log, progress: options.bootProgress, streaming: true, stream: { op in
+                dir: opsDir, ownName: ownName, log: log, progress: options.bootProgress, streaming: true, stream: { op, next in
+                    if let next { streamed.blocks.prefetch(next) }
                     guard inOrder else { return }
                     if let l = last, op.hlc < l { inOrder = false; return }
                     if op.hlc != last { streamClock.observe(op.hlc); streamed.apply(op) }

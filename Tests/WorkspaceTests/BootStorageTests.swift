@@ -36,8 +36,10 @@ private func sameBlock(_ a: Block?, _ b: Block?) -> Bool {
         let line = Array(OpEncoder.line(op).dropLast())
         line.withUnsafeBufferPointer { l in
             guard let raw = OpParser.parseRaw(l, &scratch) else { Issue.record("line did not parse"); return }
-            _ = scratch.bytes.withUnsafeBufferPointer { sb in
-                viaBytes.apply(RawOpView(raw: raw, json: UnsafeBufferPointer(rebasing: l[9...]), scratch: sb, props: scratch.props))
+            scratch.bytes.withUnsafeBufferPointer { sb in
+                scratch.props.withUnsafeBufferPointer { pp in
+                    _ = viaBytes.apply(RawOpView(raw: raw, json: UnsafeBufferPointer(rebasing: l[9...]), scratch: sb, props: pp))
+                }
             }
         }
     }

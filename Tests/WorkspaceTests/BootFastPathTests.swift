@@ -1,0 +1,197 @@
+// The boot's fast paths must not change what it reads: fingerprinted id index, packed row flags,
+// the 8-bytes-at-a-time string scan and the reader that parses one op ahead of its sink.
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemCalls
+import Testing
+import TestSupport
+@testable import Workspace
+
+@Test func ids_with_the_same_hash_are_told_apart_by_their_rows() {
+    // hi ^ lo is all the index hashes, so (x ^ d, y ^ d) lands in x, y's slot with the same fingerprint.
+    var t = BlockTable()
+    var ids: [BlockID] = []
+    for k in 0..<3000 {
+        let base = BlockID.random()
+        let d = UInt64(k + 1) &* 0x1234_5678_9ABC_DEF1
+        ids.append(base)
+        ids.append(BlockID(hi: base.hi ^ d, lo: base.lo ^ d))
+    }
+    for (k, id) in ids.enumerated() {
+        #expect(t.find(id) == nil)
+        _ = t.insert(BlockRow(id: id, page: id, parent: id, content: UInt64(k), pos: UInt64(k), hasParent: false, deleted: false))
+    }
+    #expect(t.rowBits == 14, "grew from 16 slots through every width up to 2^14")
+    #expect(ids.enumerated().allSatisfy { t.find($1) == $0 })
+    for id in ids.prefix(500) {
+        let twin = BlockID(hi: id.hi ^ 0xFFFF_0000_FFFF_0000, lo: id.lo ^ 0xFFFF_0000_FFFF_0000)
+        #expect(t.find(twin) == nil, "an absent id whose hash matches a present one is absent")
+    }
+}
+
+@Test func row_flags_survive_offset_changes() {
+    let id = BlockID.random()
+    var r = BlockRow(id: id, page: id, parent: id, content: 12, pos: 34, hasParent: true, deleted: true)
+    #expect(r.content == 12 && r.pos == 34 && r.hasParent && r.deleted)
+    r.content = 1 << 40
+    r.pos = 7
+    #expect(r.content == 1 << 40 && r.pos == 7 && r.hasParent && r.deleted)
+    r.deleted = false
+    r.hasParent = false
+    #expect(r.content == 1 << 40 && r.pos == 7 && !r.hasParent && !r.deleted)
+    #expect(MemoryLayout<BlockRow>.stride == 64, "one cache line per row")
+}
+
+@Test func strings_with_a_quote_or_backslash_at_any_offset_parse_exactly() {
+    for special in ["\"", "\\", "\n", "é", "\"\\\""] {
+        for before in 0..<20 {
+            for after in [0, 1, 7, 8, 9, 17] {
+                let text = String(repeating: "a", count: before) + special + String(repeating: "b", count: after)
+                var op = Op(hlc: HLC(wall: 5, counter: 1, actor: BlockID.random()), kind: .createBlock, id: BlockID.random())
+                op.page = BlockID.random()
+                op.pos = text
+                op.text = text
+                op.props = [Property(text, text)]
+                let parsed = OpEncoder.line(op).dropLast().withUnsafeBufferPointer { OpParser.parse($0) }
+                #expect(parsed?.text == text && parsed?.pos == text && parsed?.props == [Property(text, text)])
+            }
+        }
+    }
+}
+
+@Test func the_reader_hands_over_every_valid_op_in_order_across_buffer_chunks() throws {
+    let dir = TempDir("outl-reader")
+    let path = dir.sub("ops-x.jsonl")
+    let actor = BlockID.random()
+    var bytes: [UInt8] = []
+    var expected: [BlockID] = []
+    // About 3 MB: several 1 MB reads, lines split across every read boundary, garbage in between.
+    for k in 0..<12_000 {
+        var op = Op(hlc: HLC(wall: Int64(k), counter: 0, actor: actor), kind: .createBlock, id: BlockID.random())
+        op.page = actor
+        op.pos = "p\(k)"
+        op.text = String(repeating: "x", count: k % 300)
+        OpEncoder.append(op, to: &bytes)
+        expected.append(op.id)
+        if k % 997 == 0 { bytes += Array("garbage line\n".utf8) }
+    }
+    try writeFile(path, bytes)
+    var seen: [BlockID] = []
+    var nexts: [BlockID?] = []
+    let r = try OpLogReader.readFile(path, writable: false, sink: { op, next in
+        seen.append(op.raw.id)
+        nexts.append(next)
+    }, progress: { _ in })
+    #expect(seen == expected)
+    #expect(r.bad == 13 && r.validEnd == bytes.count && r.size == bytes.count)
+    // `next` is the following op's id, or nil where the reader had to hand over early (buffer end).
+    #expect(nexts.last! == nil)
+    #expect(nexts.indices.dropLast().allSatisfy { nexts[$0] == nil || nexts[$0] == expected[$0 + 1] })
+    #expect(nexts.filter { $0 == nil }.count < 10)
+}
+
+private func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+    let fd = try Sys.open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    defer { Sys.close(fd) }
+    try Sys.writeAll(fd, bytes)
+}
+
+/// A model's whole content, in a comparable spelling.
+private func dump(_ m: Model) -> [String] {
+    var out: [String] = ["applied \(m.opsApplied) skipped \(m.opsSkipped) blocks \(m.blocks.count)"]
+    for (id, p) in m.pages.sorted(by: { $0.key < $1.key }) {
+        out.append("page \(id) \(p.kind) \(p.name) \(p.preamble) \(p.known) \(p.maxTopPos) \(p.blocks)")
+        for b in p.blocks {
+            guard let x = m.blocks[b] else { out.append("missing \(b)"); continue }
+            out.append("block \(b) \(x.page) \(String(describing: x.parent)) \(x.pos) \(x.text) \(x.props) \(x.deleted)")
+        }
+    }
+    return out
+}
+
+@Test func three_devices_stream_merged_to_the_same_model_as_the_op_list_merge() throws {
+    let dir = TempDir("outl-merge")
+    let ops = dir.sub("ops")
+    try Durable.makeDirectory(ops, mode: 0o755)
+    let actors = [BlockID.random(), BlockID.random(), BlockID.random()]
+    let page = BlockID.journalPage(day1)
+    var files: [[UInt8]] = [[], [], []]
+    var blocks: [BlockID] = []
+    var cp = Op(hlc: HLC(wall: 1, counter: 0, actor: actors[0]), kind: .createPage, id: page)
+    cp.text = day1.iso
+    OpEncoder.append(cp, to: &files[0])
+    // Interleaved walls across devices; the same wall on two devices orders by counter then actor.
+    for k in 0..<3000 {
+        let d = (k * 7 + k / 5) % 3
+        let hlc = HLC(wall: Int64(10 + k / 2), counter: UInt32(k % 2), actor: actors[d])
+        var op: Op
+        if blocks.count < 5 || k % 4 != 0 {
+            op = Op(hlc: hlc, kind: .createBlock, id: BlockID.random())
+            op.page = page
+            op.pos = "p\(10_000 - k)"
+            op.text = "block \(k) from device \(d) \"quoted\""
+            op.props = [Property("captured-at", "t\(k)"), Property("source", "dev\(d)")]
+            if k % 3 == 0, let p = blocks.last { op.parent = p }
+            blocks.append(op.id)
+        } else {
+            let target = blocks[(k * 31) % blocks.count]
+            switch k % 16 {
+            case 0: op = Op(hlc: hlc, kind: .updateBlock, id: target); op.text = "edited at \(k)"
+            case 4: op = Op(hlc: hlc, kind: .moveBlock, id: target); op.pos = "m\(k)"
+            case 8: op = Op(hlc: hlc, kind: .deleteBlock, id: target)
+            default: op = Op(hlc: hlc, kind: .setPreamble, id: page); op.text = "pre \(k)"
+            }
+        }
+        OpEncoder.append(op, to: &files[d])
+        if k == 1500 { files[1] += Array("not an op\n".utf8) }
+    }
+    files[2] += Array("0000".utf8)  // another device's torn tail: ignored, kept
+    for d in 0..<3 { try writeFile(Path.join(ops, "ops-\(actors[d]).jsonl"), files[d]) }
+    // A sync tool's conflict copy of device 0's file: every op in it is an exact duplicate.
+    try writeFile(Path.join(ops, "ops-\(actors[0]).sync-conflict-1.jsonl"), files[0])
+
+    var streamed = Model()
+    var last: HLC? = nil
+    var inOrder = true
+    let (lists, s1) = try OpLogReader.readAll(dir: ops, ownName: "", log: { _ in }, progress: nil, streaming: true) { op, _ in
+        if let l = last, op.hlc < l { inOrder = false }
+        if op.hlc != last { streamed.apply(op) }
+        last = op.hlc
+    }
+    #expect(lists.isEmpty && inOrder)
+    let (files2, s2) = try OpLogReader.readAll(dir: ops, ownName: "", log: { _ in }, progress: nil)
+    var listed = Model()
+    OpLogReader.merge(files2) { listed.apply($0) }
+    #expect(files2.count == 4)
+    #expect(s1.ops == s2.ops && s1.files == 4 && s1.badLines == s2.badLines && s1.badLines == 1 && s1.bytes == s2.bytes)
+    #expect(streamed.opsApplied == 3001)
+    #expect(dump(streamed) == dump(listed))
+}
+
+@Test func ids_parse_from_bytes_exactly_as_digit_by_digit() {
+    func reference(_ b: [UInt8]) -> BlockID? {
+        guard b.count == 36 else { return nil }
+        var hi: UInt64 = 0, lo: UInt64 = 0, n = 0
+        for (k, c) in b.enumerated() {
+            if k == 8 || k == 13 || k == 18 || k == 23 { if c != 45 { return nil }; continue }
+            guard let v = BlockID.hexValue(c) else { return nil }
+            if n < 16 { hi = hi << 4 | v } else { lo = lo << 4 | v }
+            n += 1
+        }
+        return BlockID(hi: hi, lo: lo)
+    }
+    for id in [BlockID.random(), BlockID(hi: 0, lo: 0), BlockID(hi: ~0, lo: ~0), BlockID(hi: 0x0123_4567_89AB_CDEF, lo: 0xFEDC_BA98_7654_3210)] {
+        let spelled = Array(id.description.utf8)
+        #expect(spelled.withUnsafeBufferPointer { BlockID.parse($0) } == id)
+        #expect(Array(id.description.uppercased().utf8).withUnsafeBufferPointer { BlockID.parse($0) } == id)
+        for k in 0..<36 {
+            for c in 0...255 {
+                var b = spelled
+                b[k] = UInt8(c)
+                let got = b.withUnsafeBufferPointer { BlockID.parse($0) }
+                if got != reference(b) { Issue.record("byte \(k) = \(c) in \(id)"); return }
+            }
+        }
+    }
+}
