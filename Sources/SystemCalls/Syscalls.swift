@@ -86,9 +86,36 @@ public protocol SysInterposer: AnyObject {
     func after(_ call: SysCall, result: Int)
 }
 
+/// One installed interposer, kept alive for the life of the process (see `Sys.interposer`).
+private final class InterposerSlot {
+    let interposer: SysInterposer
+    init(_ i: SysInterposer) { interposer = i }
+}
+
 public enum Sys {
     /// The installed interposer; nil in production. Set it before the code under test runs.
-    nonisolated(unsafe) public static var interposer: SysInterposer?
+    ///
+    /// Every syscall of every thread reads this, while a test may swap it from another thread. A
+    /// plain class reference would make that a use-after-free (a reader retains what the writer
+    /// just released), so an installed interposer is never freed: it sits in `keptAlive`, and the
+    /// current one is published as a raw pointer, read and written whole. Production never sets it.
+    public static var interposer: SysInterposer? {
+        get {
+            guard let p = slot else { return nil }
+            return Unmanaged<InterposerSlot>.fromOpaque(p).takeUnretainedValue().interposer
+        }
+        set {
+            guard let i = newValue else { slot = nil; return }
+            let s = InterposerSlot(i)
+            pthread_mutex_lock(&keptAliveLock)
+            keptAlive.append(s)
+            pthread_mutex_unlock(&keptAliveLock)
+            slot = Unmanaged.passUnretained(s).toOpaque()
+        }
+    }
+    nonisolated(unsafe) private static var slot: UnsafeMutableRawPointer? = nil
+    nonisolated(unsafe) private static var keptAlive: [InterposerSlot] = []
+    nonisolated(unsafe) private static var keptAliveLock = pthread_mutex_t()
 
     // MARK: the hook, shared by every wrapper below and by the io_uring path
 

@@ -59,16 +59,15 @@ final class SeamPaths {
         return call.fd >= 0 ? byFd[call.fd] : nil
     }
 
-    /// Keeps the table in step with opens and closes; call from `after`.
+    /// Keeps the table in step with opens; call from `after`.
     func track(_ call: SysCall, result: Int) {
-        switch call.op {
-        case .open where result >= 0:
-            byFd[Int32(result)] = call.path.map(SeamPaths.normalize)
-        case .close:
-            byFd[call.fd] = nil
-        default:
-            break
-        }
+        if call.op == .open, result >= 0 { byFd[Int32(result)] = call.path.map(SeamPaths.normalize) }
+    }
+
+    /// Forgets a closing fd; call from `before`, while the number is still this caller's (in
+    /// `after`, another thread's open may already have been given the same number).
+    func forget(_ call: SysCall) {
+        if call.op == .close { byFd[call.fd] = nil }
     }
 }
 
@@ -119,7 +118,10 @@ public final class FaultInjector: SysInterposer, @unchecked Sendable {
 
     public func before(_ call: SysCall) -> SysFault? {
         lock.lock()
-        defer { lock.unlock() }
+        defer {
+            paths.forget(call)  // after matching: a close is matched by the path it was opened with
+            lock.unlock()
+        }
         guard _armed, matches(call) else { return nil }
         _count += 1
         _log.append("\(call.op.rawValue) \(paths.path(of: call) ?? "fd \(call.fd)")")

@@ -127,12 +127,21 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
 
     // MARK: recording
 
-    public func before(_ call: SysCall) -> SysFault? { nil }
+    /// A close forgets its fd here, before the kernel frees the number: done in `after`, another
+    /// thread could already have been handed the same number by open(2) and lose its mapping.
+    public func before(_ call: SysCall) -> SysFault? {
+        if call.op == .close {
+            lock.lock()
+            fds[call.fd] = nil  // the fd is gone even on error
+            lock.unlock()
+        }
+        return nil
+    }
 
     public func after(_ call: SysCall, result: Int) {
         lock.lock()
         defer { lock.unlock() }
-        if call.op == .close { fds[call.fd] = nil; return }  // the fd is gone even on error
+        if call.op == .close { return }
         guard result >= 0 else { return }
         switch call.op {
         case .open:
