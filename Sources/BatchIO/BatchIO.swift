@@ -12,18 +12,42 @@ public final class BatchIO {
 
     public let backend: Backend
     /// Why io_uring is not in use (nil when it is, or when plain was asked for): for the log.
-    public let uringRefusal: Errno?
-    private let ring: Ring?
+    public private(set) var uringRefusal: Errno?
+    /// The ring, made on first use and dropped by `releaseRing()`: once a ring has run an unlink or
+    /// an fdatasync, the kernel keeps an io-wq worker thread for it that wakes every few seconds,
+    /// so an idle daemon lets go of its ring and its worker with it.
+    private var ring: Ring?
+    private var uringAllowed: Bool
 
     /// The appender the op log should use: write linked to fdatasync on io_uring, else write+fdatasync.
-    public let appender: DurableAppender
+    public private(set) lazy var appender: DurableAppender =
+        backend == .uring ? UringAppender(ring: { [unowned self] in self.liveRing() }) : PlainAppender()
 
     private init(ring: Ring?, refusal: Errno?) {
         self.ring = ring
+        self.uringAllowed = ring != nil
         self.uringRefusal = refusal
         self.backend = ring == nil ? .plain : .uring
-        self.appender = ring.map { UringAppender(ring: $0) } ?? PlainAppender()
     }
+
+    /// The ring, made again if it was released; nil on the plain path or if the kernel now refuses.
+    func liveRing() -> Ring? {
+        if let ring { return ring }
+        guard uringAllowed else { return nil }
+        do {
+            ring = try Ring()
+        } catch {
+            uringAllowed = false
+            uringRefusal = (error as? Errno) ?? Errno(EINVAL)
+        }
+        return ring
+    }
+
+    /// Drops the ring (and its kernel worker threads) until the next batch needs one.
+    public func releaseRing() { ring = nil }
+
+    /// Whether a ring is held right now (for the daemon's idle bookkeeping and tests).
+    public var holdsRing: Bool { ring != nil }
 
     /// io_uring unless `forcePlain`, `OUTL_IO=plain`, or the kernel refuses it (EPERM, ENOSYS,
     /// kernel.io_uring_disabled, a missing opcode): then plain syscalls, silently, with the reason
@@ -48,7 +72,7 @@ public final class BatchIO {
         precondition(fds.count == sizes.count, "one size per fd")
         let jobs = fds.indices.map { ReadJob(fd: fds[$0], want: sizes[$0]) }
         defer { jobs.forEach { $0.free() } }
-        if let ring, ring.broken == nil {
+        if let ring = liveRing(), ring.broken == nil {
             readOnRing(ring, jobs)
         } else {
             jobs.forEach(readPlain)
@@ -59,7 +83,7 @@ public final class BatchIO {
     /// Unlinks every path (IORING_OP_UNLINKAT in one batch, or unlink(2) one by one).
     /// The caller fsyncs the directories afterwards; an unlink is not durable before that.
     public func unlinkAll(_ paths: [String]) -> [Result<Void, Errno>] {
-        guard let ring, ring.broken == nil else {
+        guard let ring = liveRing(), ring.broken == nil else {
             return paths.map { p in Result { try Sys.unlink(p) }.mapError { ($0 as? Errno) ?? Errno(EIO) } }
         }
         var results = [Result<Void, Errno>?](repeating: nil, count: paths.count)
@@ -91,7 +115,7 @@ public final class BatchIO {
     public func unlinkAll(at dirfds: [Int32], names: [String], useRing: Bool = true,
                           paths: (Int) -> String) -> [Result<Void, Errno>] {
         precondition(dirfds.count == names.count, "one directory fd per name")
-        guard useRing, let ring, ring.broken == nil else {
+        guard useRing, let ring = liveRing(), ring.broken == nil else {
             return names.indices.map { i in
                 Result { try Sys.unlinkat(dirfds[i], names[i], fullPath: paths(i)) }
                     .mapError { ($0 as? Errno) ?? Errno(EIO) }

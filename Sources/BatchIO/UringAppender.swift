@@ -8,12 +8,15 @@ import CURingShim
 import SystemCalls
 
 final class UringAppender: DurableAppender {
-    private let ring: Ring
+    /// The owner's current ring (made again after a release), nil when io_uring is gone.
+    private let currentRing: () -> Ring?
 
-    init(ring: Ring) { self.ring = ring }
+    init(ring: @escaping () -> Ring?) { currentRing = ring }
 
     func appendDurably(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws {
-        if ring.broken != nil { return try PlainAppender().appendDurably(fd, bytes) }
+        guard let ring = currentRing(), ring.broken == nil else {
+            return try PlainAppender().appendDurably(fd, bytes)
+        }
         var done = 0
         while true {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[done...])

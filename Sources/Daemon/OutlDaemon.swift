@@ -25,6 +25,10 @@ public final class OutlDaemon {
     var watchdogEvery: UInt64? = nil    // ns between WATCHDOG=1 pings (half of WatchdogSec)
     var lastPing: UInt64 = 0
     var lastError: String? = nil
+    /// When to let go of the io_uring ring (and the kernel worker it keeps): a while after the
+    /// last drain, so a quiet daemon is fully quiet yet a burst keeps its ring.
+    var ringReleaseAt: UInt64? = nil
+    static let ringIdleRelease: UInt64 = 10_000_000_000
     let drainOptions = DrainOptions.fromEnvironment()
 
     /// The settle window: when a wake-up brings several arrivals at once (a burst is under way),
@@ -176,6 +180,10 @@ public final class OutlDaemon {
                 wantRescan = wantRescan || rescan
             }
             if let r = retryAt, monotonicNanoseconds() >= r { wantDrain = true }
+            if let t = ringReleaseAt, monotonicNanoseconds() >= t {
+                io.releaseRing()
+                ringReleaseAt = nil
+            }
             if wantRescan {
                 reloadConfig()
                 log.info("rescanning (SIGHUP or inotify overflow)")
@@ -235,6 +243,7 @@ public final class OutlDaemon {
                                                observer: drainLog, options: drainOptions)
         log.releaseLines()
         drainLog.passFinished()
+        if io.holdsRing { ringReleaseAt = monotonicNanoseconds() + OutlDaemon.ringIdleRelease }
         if let err = report.transientError {
             let wait = backoff.failed()
             retryAt = monotonicNanoseconds() + wait
@@ -269,13 +278,14 @@ public final class OutlDaemon {
         }
     }
 
-    /// Sleep until the next thing we owe someone: a watchdog ping or a retry. -1 when idle
-    /// without a watchdog: no wake-ups at all.
+    /// Sleep until the next thing we owe someone: a watchdog ping, a retry, or letting go of the
+    /// ring. -1 when idle without a watchdog: no wake-ups at all.
     private func pollTimeoutMs() -> Int32 {
         let now = monotonicNanoseconds()
         var deadline: UInt64? = nil
         if let every = watchdogEvery { deadline = lastPing + every }
         if let r = retryAt { deadline = min(deadline ?? r, r) }
+        if let t = ringReleaseAt { deadline = min(deadline ?? t, t) }
         guard let d = deadline else { return -1 }
         if d <= now { return 0 }
         return Int32(min((d - now + 999_999) / 1_000_000, UInt64(Int32.max)))

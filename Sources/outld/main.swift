@@ -3,13 +3,12 @@
 // command line, then runs the daemon or --once. This file has no top-level `await` and does not
 // call dispatchMain() on purpose: both left the main thread with an empty signal mask (seen in
 // /proc/PID/status SigBlk), so SIGTERM killed outld instead of reaching the signalfd. The main
-// thread instead waits on a semaphore, its mask untouched, while the async work runs.
+// thread instead runs the async work itself, its mask untouched.
 #if canImport(Glibc)
 import Glibc
 #endif
 import CaptureInbox
 import Daemon
-import Dispatch
 
 let signals: SignalSource
 do {
@@ -38,15 +37,17 @@ do {
     exit(64)
 }
 
+// All async work runs here, on the main thread (see MainThreadExecutor: no libdispatch pool
+// thread, so no 1 Hz workqueue monitor), and the main thread keeps the signal mask set above.
 nonisolated(unsafe) var status: Int32 = 70
-let finished = DispatchSemaphore(value: 0)
-Task.detached {
+let executor = MainThreadExecutor()
+Task(executorPreference: executor) {
     if options.once {
         status = await OnceMode.run(options: options, config: config, log: log)
     } else {
         status = await OutlDaemon(options: options, config: config, log: log, signals: signals).run()
     }
-    finished.signal()
+    executor.finish()
 }
-finished.wait()
+executor.run()
 exit(status)

@@ -171,3 +171,31 @@ import TestSupport
         #expect(d.stop() == 0)
     }
 }
+
+@Suite(.serialized) struct IdleTests {
+    /// Context switches of every thread of `pid`, by thread id.
+    func switches(_ pid: Int32) -> [String: Int] {
+        var out: [String: Int] = [:]
+        for t in listDir("/proc/\(pid)/task") {
+            let status = readText("/proc/\(pid)/task/\(t)/status") ?? ""
+            out[t] = status.split(separator: "\n").filter { $0.hasSuffix("ctxt_switches") || $0.contains("ctxt_switches:") }
+                .compactMap { Int($0.split(separator: "\t").last ?? "") }.reduce(0, +)
+        }
+        return out
+    }
+
+    @Test func idle_outld_is_one_thread_that_never_wakes() throws {
+        let h = try OutlHome()
+        let d = try h.start()
+        #expect(eventually { d.log.contains("ready") })
+        _ = try h.captureID("one capture, then silence")
+        #expect(eventually { h.journal().contains("one capture, then silence") })
+        // After 10 s without a drain the io_uring ring (and its kernel worker) is let go.
+        #expect(eventually(30) { listDir("/proc/\(d.pid)/task").count == 1 }, "threads: \(listDir("/proc/\(d.pid)/task"))")
+        let before = switches(d.pid)
+        sleep(3)
+        let after = switches(d.pid)
+        #expect(before == after, "an idle outld woke up: \(before) -> \(after)")
+        #expect(d.stop() == 0)
+    }
+}
