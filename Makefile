@@ -55,10 +55,9 @@ FUZZ_SECONDS ?= 30
 fuzz:
 	bash fuzz/run.sh $(FUZZ_SECONDS)
 
-# The long runs: many more kill rounds, and the load test at 4 writers x 10,000 captures.
+# The long crash torture: 6 writers x 2,000 captures and at least 200 kill rounds.
 torture: debug
 	OUTL_BIN_DIR=$(DEBUG_BIN) OUTL_TORTURE=long bash Tests/integration/torture.sh
-	OUTL_BIN_DIR=$(DEBUG_BIN) OUTL_TORTURE=long bash Tests/integration/load.sh
 
 install: release
 	@set -e; for p in $(PROGRAMS); do install -Dm755 $(RELEASE_BIN)/$$p $(DESTDIR)$(BINDIR)/$$p; done

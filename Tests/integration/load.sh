@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# load.sh: 4 writers x N captures while outld runs (nothing lost or doubled; outld's peak RSS
+# load.sh: 4 writers x 10,000 captures while outld runs (nothing lost or doubled; outld's peak RSS
 # reported), then an inotify overflow: outld is stopped with SIGSTOP while 20,000 files land
 # (more than the default max_queued_events of 16384), continued, and must drain everything.
 source "$(dirname "$0")/lib/common.sh"
-PER=${OUTL_LOAD_PER:-2500}
-[ "${OUTL_TORTURE:-}" = long ] && PER=10000
+PER=${OUTL_LOAD_PER:-10000}
 
 "$OUTLD" --log stderr 2>"$T/outld.log" &
 OUTLD_PID=$!
