@@ -305,18 +305,7 @@ final class WorkspaceCore {
         bases[pageID] = list
         var out: [UInt8] = []
         for b in list { out.append(contentsOf: "\(b.count)\n".utf8); out.append(contentsOf: b) }
-        let dir = Path.join(stateDir, "bases")
-        let file = baseFile(pageID)
-        do {
-            try Durable.makeDirectory(dir, mode: 0o700)
-            let tmp = file + ".tmp"
-            let fd = try Sys.open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o600)
-            defer { Sys.close(fd) }
-            try Sys.writeAll(fd, out)
-            try Sys.rename(tmp, file)
-        } catch {
-            log("\(file): could not keep the projection base (\(error)); reconciling stays conservative")
-        }
+        writeStateFile(baseFile(pageID), out)
     }
 
     func opHistory() -> OpHistory? {
@@ -352,6 +341,8 @@ final class WorkspaceCore {
         writeStateFile(inodeFile(pageID), Array("\(i.0) \(i.1)\n".utf8))
     }
 
+    /// A device-local record for the reconciler (projection bases, file identities), written by
+    /// rename but not fsync'd on purpose: losing one only makes the next reconcile more cautious.
     func writeStateFile(_ file: String, _ bytes: [UInt8]) {
         do {
             try Durable.makeDirectory(Path.join(stateDir, "bases"), mode: 0o700)
@@ -361,7 +352,7 @@ final class WorkspaceCore {
             try Sys.writeAll(fd, bytes)
             try Sys.rename(tmp, file)
         } catch {
-            log("\(file): could not keep the projection record (\(error)); reconciling stays conservative")
+            log("\(file): could not keep this reconciler record (\(error)); reconciling stays conservative")
         }
     }
 
