@@ -40,7 +40,8 @@ running outld to do it if one owns the workspace) and exits.
   --io MODE         auto (io_uring when the kernel allows, else plain syscalls), uring, plain
   --version, --help
 
-Signals: SIGTERM/SIGINT finish the batch and exit 0; SIGHUP rescans; SIGUSR1 drains now.
+Signals: SIGTERM/SIGINT finish the batch and exit 0; SIGHUP re-reads outld.conf and rescans;
+SIGUSR1 drains now.
 Exit status: 0 ok, 64 usage, 69 workspace unusable, 75 workspace locked or --once timed out.
 See outld(1), outl-inbox(5).
 """

@@ -57,19 +57,8 @@ public final class JournalLog {
     /// One capture became a block: INFO, MESSAGE_ID drained.
     public func drained(captureID: String, blockID: String, day: String, source: String,
                         latencyUsec: UInt64, inbox: String) {
-        // On stderr only the line is written, straight into the held bytes: no journal fields, no
-        // message String (once per capture). A source with a line break takes the general path.
-        if !usesJournal, held != nil, !source.utf8.contains(where: { $0 == 10 || $0 == 13 }) {
-            held!.append(contentsOf: "outld: drained ".utf8); held!.append(contentsOf: captureID.utf8)
-            held!.append(contentsOf: " → ".utf8); held!.append(contentsOf: day.utf8)
-            held!.append(contentsOf: " (block ".utf8); held!.append(contentsOf: blockID.utf8)
-            held!.append(contentsOf: ", source ".utf8); held!.append(contentsOf: source.utf8)
-            held!.append(contentsOf: ", ".utf8); held!.append(contentsOf: Self.duration(latencyUsec).utf8)
-            held!.append(contentsOf: ")\n".utf8)
-            if held!.count >= 1 << 16 { let h = held!; held = []; writeBytes(h) }
-            return
-        }
         let message = "drained \(captureID) → \(day) (block \(blockID), source \(source), \(Self.duration(latencyUsec)))"
+        // On stderr only the line is needed: skip building the journal fields (once per capture).
         guard usesJournal else { return writeLine(Self.line(priority: LOG_INFO, message: message)) }
         emit(priority: LOG_INFO, id: .drained,
              message: message,

@@ -8,13 +8,11 @@ import TestSupport
 @Test func a_full_file_system_gives_74_and_leaves_nothing() throws {
     let s = Sandbox()
     let mnt = s.dir.sub("mnt")
-    try FileManager.default.createDirectory(atPath: mnt, withIntermediateDirectories: true)
-    let m = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", mnt])
-    guard m.status == 0 else {
-        print("SKIPPED a_full_file_system_gives_74_and_leaves_nothing: cannot mount a tmpfs here (\(m.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))")
+    if let refused = mountTmpfs(at: mnt, size: "64k") {
+        print("SKIPPED a_full_file_system_gives_74_and_leaves_nothing: cannot mount a tmpfs here (\(refused))")
         return
     }
-    defer { _ = try? run("/bin/umount", [mnt]) }
+    defer { unmountTmpfs(mnt) }
     let inbox = mnt + "/inbox"
     #expect(try s.capture(["--quiet", "--inbox", inbox, "fits"]).status == 0)
     // Fill every remaining block.

@@ -10,13 +10,11 @@ import TestSupport
     @Test func full_disk_keeps_the_capture_and_retries_with_backoff() throws {
         let h = try OutlHome()
         let mountPoint = h.tmp.sub("smallfs")
-        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let m = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", mountPoint])
-        guard m.status == 0 else {
-            print("SKIPPED full_disk_keeps_the_capture_and_retries_with_backoff: cannot mount a tmpfs here (\(m.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))")
+        if let refused = mountTmpfs(at: mountPoint, size: "256k") {
+            print("SKIPPED full_disk_keeps_the_capture_and_retries_with_backoff: cannot mount a tmpfs here (\(refused))")
             return
         }
-        defer { _ = try? run("/bin/umount", ["-l", mountPoint]) }
+        defer { unmountTmpfs(mountPoint) }
         let root = Path.join(mountPoint, "ws")
         let inbox = h.tmp.sub("device-inbox")
         let d = try h.start(["--workspace", root, "--inbox", inbox])

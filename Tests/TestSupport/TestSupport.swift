@@ -99,3 +99,21 @@ public func readText(_ path: String) -> String? {
 public func writeText(_ path: String, _ text: String) throws {
     try Data(text.utf8).write(to: URL(fileURLWithPath: path))
 }
+
+/// Mounts a tmpfs of `size` (e.g. "64k") at `path` (created if missing), for the full-disk tests.
+/// Returns nil when mounting is refused (not root, a sandbox); otherwise the reason it was not.
+/// The caller unmounts with `unmountTmpfs`.
+public func mountTmpfs(at path: String, size: String) -> String? {
+    do {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let m = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", path])
+        return m.status == 0 ? nil : m.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+    } catch {
+        return "\(error)"
+    }
+}
+
+/// Lazily unmounts what `mountTmpfs` mounted (lazy: a test's open files must not block it).
+public func unmountTmpfs(_ path: String) {
+    _ = try? run("/bin/umount", ["-l", path])
+}
