@@ -54,6 +54,62 @@ enum DeviceState {
         return String(cString: r)
     }
 
+    /// Takes the machine-wide lock of the workspace: `flock` on the workspace directory itself.
+    /// The state directory depends on the environment ($XDG_STATE_HOME), so its lock alone let two
+    /// outld with different environments both write one workspace; the directory's inode is the
+    /// same whatever its spelling or the environment, and a lock on it never travels with a sync
+    /// (no file is created). The owner is named from /proc/locks. Returns the open fd.
+    static func lockWorkspace(_ root: String) throws -> Int32 {
+        // Callers that must not create a workspace check for it first (outl); a writer makes it.
+        // A root spelled through a symlink is fine: only a missing one is made.
+        if (try? Sys.open(root, O_RDONLY | O_DIRECTORY)).map({ Sys.close($0) }) == nil {
+            try io(root) { try Durable.makeDirectory(root, mode: 0o755) }
+        }
+        let fd = try io(root) { try Sys.open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        var waitedForOurOwnLock = 0
+        while true {
+            do {
+                try Sys.flock(fd, LOCK_EX | LOCK_NB)
+                return fd
+            } catch let e as Errno where e == .EWOULDBLOCK || e == .EAGAIN {
+                let pid = flockHolder(fd)
+                // As in `lock`: our own just-closed lock, still shared by a child until its exec.
+                if pid == getpid() && waitedForOurOwnLock < 200 {
+                    waitedForOurOwnLock += 1
+                    usleep(10_000)
+                    continue
+                }
+                Sys.close(fd)
+                throw WorkspaceError.locked(ownerPID: pid)
+            } catch let e as Errno {
+                Sys.close(fd)
+                throw WorkspaceError.io(e, path: root)
+            }
+        }
+    }
+
+    /// The pid holding a write flock on the file `fd` is open on, from /proc/locks
+    /// ("1: FLOCK  ADVISORY  WRITE 1234 08:02:56789 0 EOF": device as hex major:minor, inode).
+    static func flockHolder(_ fd: Int32) -> Int32? {
+        guard let st = try? Sys.fstat(fd),
+              let bytes = try? Durable.readRegularFile("/proc/locks", limit: 4 << 20) else { return nil }
+        let dev = UInt64(st.st_dev)
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
+        let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
+        let want = "\(String(major, radix: 16)):\(String(minor, radix: 16)):\(st.st_ino)"
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            let f = line.split(separator: " ", omittingEmptySubsequences: true)
+            // Lines of blocked waiters carry "->" after the number; only the holder's line is used.
+            guard f.count >= 6, f[1] == "FLOCK", f[3] == "WRITE" else { continue }
+            let d = f[5].split(separator: ":")
+            guard d.count == 3, let ma = UInt64(d[0], radix: 16), let mi = UInt64(d[1], radix: 16) else { continue }
+            if "\(String(ma, radix: 16)):\(String(mi, radix: 16)):\(d[2])" == want, let pid = Int32(f[4]), pid > 0 {
+                return pid
+            }
+        }
+        return nil
+    }
+
     /// Takes the device write lock; the file holds the owner's pid as text. Returns the open fd.
     static func lock(_ dir: String) throws -> Int32 {
         try io(dir) { try Durable.makeDirectory(dir, mode: 0o700) }
@@ -119,6 +175,16 @@ public enum WorkspaceLock {
     /// The pid holding the device write lock of `root`, or nil when it is free.
     /// A holder whose pid cannot be read is reported as 0.
     public static func owner(root: String, stateDirectory: String?) -> Int32? {
+        // The machine-wide lock on the workspace directory first: it names the owner whatever
+        // state directory that owner was started with.
+        if let fd = try? Sys.open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) {
+            defer { Sys.close(fd) }
+            if (try? Sys.flock(fd, LOCK_SH | LOCK_NB)) != nil {
+                try? Sys.flock(fd, LOCK_UN)
+            } else {
+                return DeviceState.flockHolder(fd) ?? 0
+            }
+        }
         let path = Path.join(DeviceState.directory(root: root, stateDirectory: stateDirectory), "lock")
         guard let fd = try? Sys.open(path, O_RDONLY | O_NOFOLLOW) else { return nil }
         defer { Sys.close(fd) }

@@ -12,6 +12,8 @@ final class WorkspaceCore {
     let stateDir: String
     let tmpDir: String
     private(set) var lockFD: Int32
+    /// The machine-wide lock on the workspace directory (see DeviceState.lockWorkspace).
+    private(set) var workspaceLockFD: Int32
     let actor: BlockID
     var clock: HLClock
     var model = Model()
@@ -38,8 +40,9 @@ final class WorkspaceCore {
             var line = Array("outl: \(msg)\n".utf8)
             _ = line.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
         }
-        // The lock first: a second process must never mint an actor or touch an ops file.
-        lockFD = try DeviceState.lock(stateDir)
+        // The locks first: a second process must never mint an actor or touch an ops file.
+        workspaceLockFD = try DeviceState.lockWorkspace(root)
+        do { lockFD = try DeviceState.lock(stateDir) } catch { Sys.close(workspaceLockFD); throw error }
         do {
             actor = try DeviceState.actor(stateDir)
             clock = HLClock(actor: actor)
@@ -79,6 +82,7 @@ final class WorkspaceCore {
             bootStats = stats
         } catch {
             Sys.close(lockFD)
+            Sys.close(workspaceLockFD)
             throw error
         }
         // After a crash between an op and its projection any page may be stale: check them all once.
@@ -88,6 +92,7 @@ final class WorkspaceCore {
     func close() {
         writer.close()
         if lockFD >= 0 { Sys.close(lockFD); lockFD = -1 }
+        if workspaceLockFD >= 0 { Sys.close(workspaceLockFD); workspaceLockFD = -1 }
     }
 
     // MARK: writing ops
