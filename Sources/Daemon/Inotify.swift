@@ -6,13 +6,18 @@ import Glibc
 #endif
 import CInotifyShim
 import SystemCalls
+import Workspace
 
 /// What the daemon needs to know from inotify; names are not filtered (CaptureFormat owns the form).
 public enum WatchEvent: Equatable, Sendable {
     /// A file was renamed into, or closed after writing in, an inbox.
     case captureArrived(inbox: String, name: String)
-    /// A file in journals/ or pages/ was written, renamed in or out, or deleted: reconcile it.
-    case pageChanged(path: String)
+    /// A file in journals/ or pages/ was written, renamed in or out, or deleted: reconcile it, as
+    /// `origin` says (a rename is paired with the name it came from by the kernel's cookie).
+    case pageChanged(path: String, origin: PageFileOrigin)
+    /// A file in .outl/ops/ was renamed in or written and closed: another device's op log may have
+    /// grown (a sync tool delivers a grown file by rename): merge what is new.
+    case opsChanged(name: String)
     /// The inbox directory was deleted, moved away or unmounted; its watch is gone. The watcher
     /// keeps an eye on the parent and reports `inboxReturned` when a directory of that name is back.
     case inboxGone(String)
@@ -31,12 +36,17 @@ public final class InotifyWatcher {
         var path: String
         var inbox = false
         var pages = false
+        var ops = false
         /// Names of gone inboxes in this directory we wait to see created again.
         var awaited: Set<String> = []
     }
 
     private var watches: [Int32: Watch] = [:]
     private var buffer: UnsafeMutableRawBufferPointer
+    /// IN_MOVED_FROM names in page directories by cookie, until their IN_MOVED_TO: the kernel
+    /// queues the two halves of a rename within one directory back to back, so this stays small;
+    /// a half whose other end is in an unwatched directory is dropped when the table grows.
+    private var movedFrom: [UInt32: (wd: Int32, name: String)] = [:]
 
     private static let inboxMask = CInotifyShim_mask_movedTo() | CInotifyShim_mask_closeWrite()
         | CInotifyShim_mask_deleteSelf() | CInotifyShim_mask_moveSelf() | CInotifyShim_mask_onlyDir()
@@ -73,6 +83,11 @@ public final class InotifyWatcher {
         try add(dir) { $0.pages = true }
     }
 
+    /// Watches .outl/ops/ for other devices' op files arriving or growing.
+    public func watchOps(_ dir: String) throws {
+        try add(dir) { $0.ops = true }
+    }
+
     /// Stops watching `dir` in every role.
     public func unwatch(_ dir: String) {
         for (wd, w) in watches where w.path == dir {
@@ -84,7 +99,7 @@ public final class InotifyWatcher {
     private func mask(for w: Watch) -> UInt32 {
         var m: UInt32 = 0
         if w.inbox { m |= Self.inboxMask }
-        if w.pages { m |= Self.pagesMask }
+        if w.pages || w.ops { m |= Self.pagesMask }
         if !w.awaited.isEmpty { m |= Self.parentMask }
         return m
     }
@@ -120,12 +135,12 @@ public final class InotifyWatcher {
                 let next = CInotifyShim_nextEvent(buffer.baseAddress, n, offset, &ev)
                 if next < 0 { break }
                 offset = next
-                handle(wd: ev.wd, mask: ev.mask, name: String(cString: ev.name), into: &out)
+                handle(wd: ev.wd, mask: ev.mask, cookie: ev.cookie, name: String(cString: ev.name), into: &out)
             }
         }
     }
 
-    private func handle(wd: Int32, mask: UInt32, name: String, into out: inout [WatchEvent]) {
+    private func handle(wd: Int32, mask: UInt32, cookie: UInt32, name: String, into out: inout [WatchEvent]) {
         func has(_ m: UInt32) -> Bool { mask & m != 0 }
         if has(CInotifyShim_mask_queueOverflow()) {
             if out.last != .overflow { out.append(.overflow) }
@@ -163,9 +178,29 @@ public final class InotifyWatcher {
                 out.append(.fileRemoved(dir: w.path, name: name))
             }
         }
-        if w.pages && (has(Self.pagesMask & ~CInotifyShim_mask_onlyDir())) {
-            out.append(.pageChanged(path: Path.join(w.path, name)))
+        if w.ops && (has(CInotifyShim_mask_movedTo()) || has(CInotifyShim_mask_closeWrite())) {
+            out.append(.opsChanged(name: name))
         }
+        if w.pages && (has(Self.pagesMask & ~CInotifyShim_mask_onlyDir())) {
+            out.append(.pageChanged(path: Path.join(w.path, name), origin: origin(wd: wd, mask: mask, cookie: cookie, name: name)))
+        }
+    }
+
+    /// Who wrote a page file, from what the kernel says: a rename from a sync tool's temporary is
+    /// a delivery; a write in place, or a rename from any other name in the same directory (an
+    /// editor's save, `sed -i`), is a person here; a rename from elsewhere, or a deletion, is unknown.
+    private func origin(wd: Int32, mask: UInt32, cookie: UInt32, name: String) -> PageFileOrigin {
+        if mask & CInotifyShim_mask_movedFrom() != 0 {
+            if movedFrom.count >= 256 { movedFrom.removeAll() }
+            movedFrom[cookie] = (wd, name)
+            return .unknown
+        }
+        if mask & CInotifyShim_mask_movedTo() != 0 {
+            guard let from = movedFrom.removeValue(forKey: cookie), from.wd == wd else { return .unknown }
+            return SyncToolNames.deliveringTool(from: from.name, final: name).map { .delivered(by: $0) } ?? .editedHere
+        }
+        if mask & CInotifyShim_mask_closeWrite() != 0 { return .editedHere }
+        return .unknown
     }
 
     /// Watches the parent of a gone inbox for a directory of its name; if one is already there

@@ -28,6 +28,8 @@ public final class OutlDaemon {
     /// When to let go of the io_uring ring (and the kernel worker it keeps): a while after the
     /// last drain, so a quiet daemon is fully quiet yet a burst keeps its ring.
     var ringReleaseAt: UInt64? = nil
+    /// When page files whose changes wait for other devices' ops are due to be judged again.
+    var judgeWaitingAt: UInt64? = nil
     static let ringIdleRelease: UInt64 = 10_000_000_000
     let drainOptions = DrainOptions.fromEnvironment()
 
@@ -86,6 +88,9 @@ public final class OutlDaemon {
                 try Durable.makeDirectory(path, mode: 0o755)
                 try watcher.watchPages(path)
             }
+            let opsDir = Path.join(root, ".outl/ops")
+            try Durable.makeDirectory(opsDir, mode: 0o755)
+            try watcher.watchOps(opsDir)
         } catch {
             log.error("cannot watch the inboxes of \(root): \(error)")
             await workspace.close()
@@ -94,7 +99,9 @@ public final class OutlDaemon {
         sweep_stale_temps(config.drainedInboxes)
 
         // 3. Hand edits made while we were down, then the first full drain.
+        await mergeOtherDevices()
         do { try await workspace.reconcileAll() } catch { log.warning("reconcile at boot: \(error)") }
+        await judgeWaiting()
         await drainNow()
         if let us = ServiceNotifier.watchdogInterval() { watchdogEvery = us * 1000 / 2 }
         ServiceNotifier.ready()
@@ -180,6 +187,10 @@ public final class OutlDaemon {
                 wantRescan = wantRescan || rescan
             }
             if let r = retryAt, monotonicNanoseconds() >= r { wantDrain = true }
+            if let t = judgeWaitingAt, monotonicNanoseconds() >= t {
+                await judgeWaiting()
+                do { _ = try await workspace.projectDirtyPages() } catch { log.warning("projection: \(error)") }
+            }
             if let t = ringReleaseAt, monotonicNanoseconds() >= t {
                 io.releaseRing()
                 ringReleaseAt = nil
@@ -189,7 +200,9 @@ public final class OutlDaemon {
                 log.info("rescanning (SIGHUP or inotify overflow)")
                 for inbox in config.drainedInboxes { try? prepareInbox(inbox) }
                 sweep_stale_temps(config.drainedInboxes)
+                await mergeOtherDevices()
                 do { try await workspace.reconcileAll() } catch { log.warning("reconcile: \(error)") }
+                await judgeWaiting()
                 wantDrain = true
             }
             if wantDrain && (retryAt == nil || monotonicNanoseconds() >= retryAt!) {
@@ -203,7 +216,8 @@ public final class OutlDaemon {
     private func handleWatchEvents(settle: Bool) async -> (Bool, Bool) {
         var drain = false, rescan = false
         let start = monotonicNanoseconds()
-        var changedPages = Set<String>()
+        var changedPages: [String: PageFileOrigin] = [:]
+        var opsChanged = false
         var arrivals = 0
         while true {
             let events: [WatchEvent]
@@ -220,7 +234,9 @@ public final class OutlDaemon {
                     do { try prepareInbox(dir) } catch { log.error("cannot re-create inbox \(dir): \(error)") }
                     drain = true
                 case .inboxReturned: drain = true
-                case .pageChanged(let path): changedPages.insert(path)
+                // The last event for a path wins: it says who wrote the bytes now there.
+                case .pageChanged(let path, let origin): changedPages[path] = origin
+                case .opsChanged: opsChanged = true
                 case .fileRemoved: break
                 }
             }
@@ -228,13 +244,34 @@ public final class OutlDaemon {
             var p = pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0)
             if poll(&p, 1, OutlDaemon.settleQuietMs) <= 0 { break }
         }
-        for path in changedPages.sorted() {
-            do { try await workspace.reconcile(path: path) } catch { log.warning("reconcile \(path): \(error)") }
+        // Other devices' ops first, so a page they projected is explained by them, not taken as edits.
+        if opsChanged { await mergeOtherDevices() }
+        for (path, origin) in changedPages.sorted(by: { $0.key < $1.key }) {
+            do { try await workspace.reconcile(path: path, origin: origin) } catch { log.warning("reconcile \(path): \(error)") }
         }
-        if !changedPages.isEmpty {
+        if !changedPages.isEmpty || opsChanged {
+            await judgeWaiting()
             do { _ = try await workspace.projectDirtyPages() } catch { log.warning("projection: \(error)") }
         }
         return (drain, rescan)
+    }
+
+    /// Merges what other devices' op files gained (the projection of the pages it touches follows).
+    private func mergeOtherDevices() async {
+    }
+
+    /// Judges the page files that wait for other devices' ops, and sets when to judge them next.
+    private func judgeWaiting() async {
+        do {
+            if let ms = try await workspace.judgeWaiting() {
+                judgeWaitingAt = monotonicNanoseconds() + UInt64(ms) * 1_000_000 + 1_000_000
+            } else {
+                judgeWaitingAt = nil
+            }
+        } catch {
+            log.warning("judging synced page files: \(error)")
+            judgeWaitingAt = monotonicNanoseconds() + 1_000_000_000
+        }
     }
 
     private func drainNow() async {
@@ -286,6 +323,7 @@ public final class OutlDaemon {
         if let every = watchdogEvery { deadline = lastPing + every }
         if let r = retryAt { deadline = min(deadline ?? r, r) }
         if let t = ringReleaseAt { deadline = min(deadline ?? t, t) }
+        if let t = judgeWaitingAt { deadline = min(deadline ?? t, t) }
         guard let d = deadline else { return -1 }
         if d <= now { return 0 }
         return Int32(min((d - now + 999_999) / 1_000_000, UInt64(Int32.max)))

@@ -44,8 +44,18 @@ enum Reconciler {
     }
 
     /// The base the editor most likely started from: the recent projection closest to the file
-    /// (fewest blocks added, removed or changed); on a tie, the newest.
+    /// (fewest blocks added, removed or changed); on a tie, the newest. But a file that differs from
+    /// the newest projection only by blocks it lacks is that projection with blocks deleted by hand:
+    /// otherwise deleting the newest block would look like an unchanged older buffer and be undone.
     static func chooseBase(file: [BlockID: Flat], bases: [MDPage]) -> MDPage? {
+        if let newest = bases.last {
+            var flat: [BlockID: Flat] = [:]
+            flatten(newest.blocks, parent: nil, into: &flat)
+            let onlyDeletions = file.allSatisfy { id, f in
+                flat[id].map { $0.text == f.text && $0.props == f.props && $0.parent == f.parent } ?? false
+            }
+            if onlyDeletions && file.count < flat.count { return newest }
+        }
         var best: (Int, MDPage)? = nil
         for base in bases.reversed() {
             var flat: [BlockID: Flat] = [:]

@@ -11,6 +11,10 @@ public struct WorkspaceOptions {
     public var bootProgress: ((_ bytesRead: Int, _ totalBytes: Int) -> Void)?  // for EXTEND_TIMEOUT_USEC
     /// Where warnings go (a torn tail cut, hand edits reconciled); default: stderr.
     public var log: ((String) -> Void)?
+    /// How long the other devices' op files must have been quiet before a page file's changes that
+    /// no op explains are taken as edits (they may be another device's work whose ops are still
+    /// in transit). Default 10 s; `$OUTL_SYNC_SETTLE_MS` overrides it (tests).
+    public var syncSettleMs: Int64 = Path.environment("OUTL_SYNC_SETTLE_MS").flatMap { Int64($0) } ?? 10_000
     public init(root: String) {
         self.root = root
         self.stateDirectory = nil
@@ -55,8 +59,18 @@ public actor Workspace {
     /// hand edits first). Returns the paths written.
     public func projectDirtyPages() throws -> [String] { try core.projectDirtyPages() }
 
-    /// A file under journals/ or pages/ changed on disk (inotify): reconcile it now.
-    public func reconcile(path: String) throws { try core.reconcile(path: path) }
+    /// A file under journals/ or pages/ changed on disk (inotify): reconcile it now, reading it as
+    /// `origin` says (a person's edit here, a sync tool's delivery, or unknown).
+    public func reconcile(path: String, origin: PageFileOrigin = .unknown) throws {
+        try core.reconcile(path: path, origin: origin)
+    }
+
+    /// Judges again the page files whose changes wait for other devices' ops (call after a merge
+    /// and when the returned delay has passed). Returns ms until the next judgement, nil if none.
+    public func judgeWaiting() throws -> Int64? { try core.judgeWaiting() }
+
+    /// Page files whose changes wait for other devices' ops.
+    public var waitingFiles: [String] { core.waiting.keys.sorted() }
 
     public func reconcileAll() throws { try core.reconcileAll() }
 

@@ -27,6 +27,12 @@ final class WorkspaceCore {
     var projectedInode: [BlockID: (UInt64, UInt64)] = [:]
     /// Which contents some op produced; loaded the first time a file of unknown producer differs.
     var history: OpHistory?
+    /// Files judged by their content whose changes wait for other devices' ops (path → page, origin):
+    /// what they show may be another device's work whose ops are still in transit, which must not be
+    /// recorded here as this device's. Judged again after each merge, and taken once the ops
+    /// directory has been quiet for `syncSettleMs`; meanwhile a waiting page file is not rewritten.
+    var waiting: [String: (page: BlockID, origin: PageFileOrigin)] = [:]
+    let syncSettleMs: Int64
     let log: (String) -> Void
     var bootStats = OpLogReadStats()
     static let keptBases = 3
@@ -36,6 +42,7 @@ final class WorkspaceCore {
         opsDir = Path.join(root, ".outl/ops")
         tmpDir = Path.join(root, ".outl/tmp")
         stateDir = DeviceState.directory(root: root, stateDirectory: options.stateDirectory)
+        syncSettleMs = options.syncSettleMs
         log = options.log ?? { msg in
             var line = Array("outl: \(msg)\n".utf8)
             _ = line.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
@@ -155,10 +162,13 @@ final class WorkspaceCore {
 
     func projectDirtyPages() throws -> [String] {
         var written: [String] = []
+        var held = Set<BlockID>()
+        defer { dirty.formUnion(held) }
         while let pageID = dirty.min() {
             dirty.remove(pageID)
             do {
                 if let p = try project(pageID) { written.append(p) }
+                if let p = path(of: pageID), waiting[p] != nil { held.insert(pageID) }
             } catch {
                 dirty.insert(pageID)  // still stale: the next pass must try it again
                 throw error
@@ -167,10 +177,12 @@ final class WorkspaceCore {
         return written
     }
 
-    /// Reconciles then writes one page; returns the path if the file changed.
+    /// Reconciles then writes one page; returns the path if the file changed. A page file whose
+    /// changes wait for other devices' ops is left as it is (the caller keeps the page dirty).
     func project(_ pageID: BlockID) throws -> String? {
         guard let path = path(of: pageID) else { return nil }
-        try reconcileFile(pageID, path: path)
+        try reconcileFile(pageID, path: path, origin: waiting[path]?.origin ?? .unknown)
+        if waiting[path] != nil { return nil }
         dirty.remove(pageID)
         let bytes = render(pageID)
         let current = try readIfExists(path)
@@ -198,21 +210,35 @@ final class WorkspaceCore {
     // MARK: reconciling
 
     /// If the file differs from what was last projected, its differences become ops first.
+    /// `origin` says who wrote it (PageFileOrigin); `copy` marks a sync tool's conflict copy of the
+    /// page, which is never the page file itself.
     @discardableResult
-    func reconcileFile(_ pageID: BlockID, path: String) throws -> Int {
-        guard let current = try readIfExists(path) else { return 0 }
+    func reconcileFile(_ pageID: BlockID, path: String, origin: PageFileOrigin = .unknown, copy: Bool = false) throws -> Int {
+        guard let current = try readIfExists(path) else { waiting[path] = nil; return 0 }
         let history = loadBases(pageID, path: path)
-        if let latest = history.last, latest == current { return 0 }
-        if lastReconciled[pageID] == current { return 0 }
-        if current == render(pageID) { return 0 }
-        // Still the file this device published, changed in place: a person editing our projection.
-        // Anything else may be another device's projection: explain it with the op history instead.
-        let inPlace = inode(path).map { i in projectedInode(pageID).map { $0 == i } ?? false } ?? false
-        let explainer: OpHistory? = inPlace ? nil : opHistory()
+        if !copy {
+            if let latest = history.last, latest == current { waiting[path] = nil; return 0 }
+            if lastReconciled[pageID] == current { return 0 }
+        }
+        if current == render(pageID) { waiting[path] = nil; return 0 }
+        // A person's edit of this device's projection is taken three-way against what this device
+        // projected (a deletion included). Anything else may be another device's projection: it
+        // is explained with the op history, and only what no op produced is an edit.
+        let byPerson: Bool
+        switch origin {
+        // With no projection of this page recorded here (a page the person just created), the
+        // three-way has no base and takes what is new in the file, and nothing else.
+        case .editedHere: byPerson = true
+        case .delivered: byPerson = false
+        case .unknown:
+            // Nobody saw it happen: still the inode this device published means edited in place.
+            byPerson = !copy && (inode(path).map { i in projectedInode(pageID).map { $0 == i } ?? false } ?? false)
+        }
+        let explainer: OpHistory? = byPerson ? nil : opHistory()
         // Ids for hand-written blocks derive from the file's bytes: reconciling the same file twice
         // (a crash before the projection that writes the ids) mints the same ids, so no duplicates.
         var ordinal: UInt64 = 0
-        let ops = Reconciler.diff(file: Markdown.parse(current), bases: inPlace ? history.map(Markdown.parse) : [],
+        let ops = Reconciler.diff(file: Markdown.parse(current), bases: byPerson ? history.map(Markdown.parse) : [],
                                   history: explainer, model: model, page: pageID, mint: { text in
                                       ordinal += 1
                                       let id = BlockID.derived(from: current, page: pageID, ordinal: ordinal)
@@ -222,12 +248,79 @@ final class WorkspaceCore {
                                       }
                                       return id
                                   })
-        lastReconciled[pageID] = current
+        if !byPerson, !ops.isEmpty, mayHoldWorkInTransit(origin), quietMs(path) < syncSettleMs {
+            if waiting[path] == nil {
+                log("\(path): \(ops.count) change(s) not explained by any op yet; waiting for other devices' ops before taking them")
+            }
+            waiting[path] = (pageID, origin)
+            return 0
+        }
+        waiting[path] = nil
+        if !copy { lastReconciled[pageID] = current }
         if ops.isEmpty { return 0 }
         try commit(ops)
         dirty.insert(pageID)
         log("\(path): \(ops.count) hand edit(s) turned into ops")
         return ops.count
+    }
+
+    /// Whether a file's unexplained content may be another device's work whose ops are still on
+    /// their way: it was delivered by a sync tool, or the workspace is synced (another device's op
+    /// file is here, or a sync tool's marker is: Syncthing's `.stfolder`, Dropbox's `.dropbox`,
+    /// Nextcloud's and ownCloud's `.sync_*.db`). A workspace nobody syncs never waits.
+    func mayHoldWorkInTransit(_ origin: PageFileOrigin) -> Bool {
+        if case .delivered = origin { return true }
+        if !otherOpFiles().isEmpty { return true }
+        for marker in [".stfolder", ".dropbox"] where (try? Sys.lstat(Path.join(root, marker))) != nil { return true }
+        let names = (try? Sys.readDirectory(root)) ?? []
+        return names.contains { ($0.hasPrefix(".sync_") || $0.hasPrefix("._sync_")) && $0.hasSuffix(".db") }
+    }
+
+    /// Every entry of the ops directory but this device's own file: other devices' op files, their
+    /// conflict copies and a sync tool's temporaries being written.
+    func otherOpFiles() -> [String] {
+        let own = Path.lastComponent(writer.path)
+        return ((try? Sys.readDirectory(opsDir)) ?? []).filter { $0 != own }.map { Path.join(opsDir, $0) }
+    }
+
+    /// How long (ms) nothing has arrived that could explain `path`: since the newest ctime of the
+    /// file itself and of every other device's entry in the ops directory (ctime, not mtime: sync
+    /// tools set the sender's mtime; a rename sets ctime).
+    func quietMs(_ path: String) -> Int64 {
+        func ctimeMs(_ p: String) -> Int64 {
+            guard let st = try? Sys.lstat(p) else { return Int64.min }
+            return Int64(st.st_ctim.tv_sec) * 1000 + Int64(st.st_ctim.tv_nsec) / 1_000_000
+        }
+        let newest = otherOpFiles().reduce(ctimeMs(path)) { max($0, ctimeMs($1)) }
+        return newest == Int64.min ? Int64.max : HLC.wallMillis() - newest
+    }
+
+    /// Judges again every file whose changes waited for other devices' ops; pages that no longer
+    /// wait become dirty. Returns ms until the next judgement is due, nil when nothing waits.
+    func judgeWaiting() throws -> Int64? {
+        for (path, w) in waiting.sorted(by: { $0.key < $1.key }) {
+            if let original = SyncToolNames.conflictOriginal(Path.lastComponent(path)) {
+                try reconcileConflictCopy(path, original: Path.join(Path.parent(of: path), original))
+            } else {
+                try reconcileFile(w.page, path: path, origin: w.origin)
+                if waiting[path] == nil { dirty.insert(w.page) }
+            }
+        }
+        let quiet = waiting.keys.map(quietMs).min()
+        return quiet.map { max(0, syncSettleMs - min($0, syncSettleMs)) }
+    }
+
+    /// A sync tool's conflict copy of a page file is not a page: whatever genuine edit it holds
+    /// becomes ops (judged by content, as any file another device wrote), then the copy goes.
+    func reconcileConflictCopy(_ copyPath: String, original: String) throws {
+        guard let pageID = try page(forFile: original) else { return }
+        let n = try reconcileFile(pageID, path: copyPath, origin: .delivered(by: "syncthing"), copy: true)
+        guard waiting[copyPath] == nil else { return }
+        do { try Sys.unlink(copyPath) } catch let e as Errno where e == .ENOENT {} catch let e as Errno {
+            throw WorkspaceError.io(e, path: copyPath)
+        }
+        log("\(copyPath): removed a sync conflict copy of \(Path.lastComponent(original)) (\(n) edit(s) taken from it)")
+        if n > 0 { _ = try project(pageID) }
     }
 
     /// The page a file under journals/ or pages/ stands for, created (as an op) if it is new.
@@ -262,9 +355,14 @@ final class WorkspaceCore {
         return op.id
     }
 
-    func reconcile(path: String) throws {
+    func reconcile(path: String, origin: PageFileOrigin = .unknown) throws {
+        if let original = SyncToolNames.conflictOriginal(Path.lastComponent(path)) {
+            let abs = path.hasPrefix("/") ? path : Path.join(root, path)
+            try reconcileConflictCopy(abs, original: Path.join(Path.parent(of: abs), original))
+            return
+        }
         guard let pageID = try page(forFile: path), let p = self.path(of: pageID) else { return }
-        if try reconcileFile(pageID, path: p) > 0 { _ = try project(pageID) }
+        if try reconcileFile(pageID, path: p, origin: origin) > 0 { _ = try project(pageID) }
     }
 
     func reconcileAll() throws {

@@ -5,6 +5,7 @@ import Testing
 import CInotifyShim
 import Daemon
 import SystemCalls
+import Workspace
 import TestSupport
 
 private func makeInbox(_ t: TempDir) throws -> String {
@@ -56,8 +57,67 @@ private func deliver(_ inbox: String, _ name: String) throws {
         try w.watchPages(journals)
         try writeText(Path.join(journals, "2026_12_02.md"), "- edited by hand\n")
         let events = try w.readEvents()
-        #expect(events.contains(.pageChanged(path: Path.join(journals, "2026_12_02.md"))))
+        #expect(events.contains(.pageChanged(path: Path.join(journals, "2026_12_02.md"), origin: .editedHere)))
         #expect(!events.contains { if case .captureArrived = $0 { return true } else { return false } })
+    }
+
+    /// The origin the watcher reports last for `name` after `act` (the daemon keeps the last).
+    func lastOrigin(of name: String, in dir: String, _ w: InotifyWatcher) throws -> PageFileOrigin? {
+        var origin: PageFileOrigin? = nil
+        for e in try w.readEvents() {
+            if case .pageChanged(let p, let o) = e, p == Path.join(dir, name) { origin = o }
+        }
+        return origin
+    }
+
+    @Test func a_rename_from_a_sync_tools_temporary_is_a_delivery_any_other_save_a_person() throws {
+        let t = TempDir("inotify")
+        let journals = t.sub("journals")
+        let elsewhere = t.sub("elsewhere")
+        try Durable.makeDirectory(journals, mode: 0o755)
+        try Durable.makeDirectory(elsewhere, mode: 0o755)
+        let w = try InotifyWatcher()
+        try w.watchPages(journals)
+        let page = "2026_12_02.md"
+        func renamed(from temp: String, in dir: String) throws -> PageFileOrigin? {
+            try writeText(Path.join(dir, temp), "- x\n")
+            _ = try w.readEvents()
+            try Sys.rename(Path.join(dir, temp), Path.join(journals, page))
+            return try lastOrigin(of: page, in: journals, w)
+        }
+        // Sync tools, with their own temporary names.
+        #expect(try renamed(from: ".syncthing.\(page).tmp", in: journals) == .delivered(by: "syncthing"))
+        #expect(try renamed(from: "~syncthing~\(page).tmp", in: journals) == .delivered(by: "syncthing"))
+        #expect(try renamed(from: ".\(page).Ab3xY9", in: journals) == .delivered(by: "rsync"))
+        #expect(try renamed(from: ".unison.\(page).e3b0c44298fc1c14.unison.tmp", in: journals) == .delivered(by: "unison"))
+        #expect(try renamed(from: ".\(page).~0a1b2c3d", in: journals) == .delivered(by: "nextcloud"))
+        // Editors saving by rename (gedit, sed -i, vim's backupcopy=no writes in place after a rename).
+        #expect(try renamed(from: ".goutputstream-ZK3TQ2", in: journals) == .editedHere)
+        #expect(try renamed(from: "sedAbC123", in: journals) == .editedHere)
+        // In place.
+        try writeText(Path.join(journals, page), "- y\n")
+        #expect(try lastOrigin(of: page, in: journals, w) == .editedHere)
+        // From a directory nobody watches (Dropbox's cache, a person's mv): unknown.
+        #expect(try renamed(from: "x.md", in: elsewhere) == .unknown)
+    }
+
+    @Test func sync_conflict_copies_are_recognised_by_name() {
+        #expect(SyncToolNames.conflictOriginal("2026_12_02.sync-conflict-20261202-101010-ABCDEFG.md") == "2026_12_02.md")
+        #expect(SyncToolNames.conflictOriginal("My page.sync-conflict-20261202-101010-7XQ2KZL.md") == "My page.md")
+        #expect(SyncToolNames.conflictOriginal("2026_12_02.md") == nil)
+        #expect(SyncToolNames.conflictOriginal("notes.sync-conflict-2026-x.md") == nil)
+    }
+
+    @Test func other_devices_op_files_arriving_are_reported() throws {
+        let t = TempDir("inotify")
+        let ops = t.sub("ops")
+        try Durable.makeDirectory(ops, mode: 0o755)
+        let w = try InotifyWatcher()
+        try w.watchOps(ops)
+        try writeText(Path.join(ops, ".syncthing.ops-b.jsonl.tmp"), "x\n")
+        _ = try w.readEvents()
+        try Sys.rename(Path.join(ops, ".syncthing.ops-b.jsonl.tmp"), Path.join(ops, "ops-b.jsonl"))
+        #expect(try w.readEvents().contains(.opsChanged(name: "ops-b.jsonl")))
     }
 
     @Test func inbox_removed_and_recreated_is_watched_again() throws {

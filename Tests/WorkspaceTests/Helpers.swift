@@ -10,10 +10,14 @@ final class TestWorkspace {
     /// A device-local state dir; a second one stands for a second device syncing the same folder.
     func state(_ device: String = "a") -> String { dir.sub("state-\(device)") }
 
+    /// Overrides how long unexplained page content waits for other devices' ops.
+    var syncSettleMs: Int64? = nil
+
     func open(device: String = "a") throws -> Workspace {
         var o = WorkspaceOptions(root: root)
         o.stateDirectory = state(device)
         o.log = { _ in }
+        if let s = syncSettleMs { o.syncSettleMs = s }
         return try Workspace(options: o)
     }
 
