@@ -97,6 +97,11 @@ public final class OutlDaemon {
             return 69
         }
         sweep_stale_temps(config.drainedInboxes)
+        do {
+            if try SyncIgnore.writeIfMissing(root: root) {
+                log.info("wrote \(Path.join(root, ".stignore")) so Syncthing keeps outld's temporaries on this device")
+            }
+        } catch { log.warning("could not write \(Path.join(root, ".stignore")): \(error)") }
 
         // 3. Hand edits made while we were down, then the first full drain.
         await mergeOtherDevices()

@@ -47,7 +47,7 @@ public struct Errno: Error, Equatable, Hashable, CustomStringConvertible {
 
 /// The operations the seam knows by name, so a test can say "fail the 3rd fsync".
 public enum SysOp: String, CaseIterable, Sendable {
-    case open, close, read, pread, write, pwrite, fsync, fdatasync, rename, unlink, mkdir, rmdir
+    case open, close, read, pread, write, pwrite, fsync, fdatasync, rename, link, unlink, mkdir, rmdir
     case fstat, lstat, readdir, flock, ftruncate, lseek, chmod
     /// Operations that the io_uring path submits in a batch; reported one by one.
     case uringRead, uringWrite, uringFdatasync, uringUnlink
@@ -304,6 +304,11 @@ public enum Sys {
 
     public static func rename(_ from: String, _ to: String) throws {
         _ = try retrying(SysCall(.rename, path: from, path2: to)) { Int(Glibc.rename(from, to)) }.get()
+    }
+
+    /// link(2): fails with EEXIST rather than replace `to` (publishing without clobbering).
+    public static func link(_ from: String, _ to: String) throws {
+        _ = try retrying(SysCall(.link, path: from, path2: to)) { Int(Glibc.link(from, to)) }.get()
     }
 
     public static func unlink(_ path: String) throws {

@@ -23,4 +23,60 @@ import TestSupport
                 "the refused outld minted device state")
         #expect(d.stop() == 0)
     }
+
+    /// The journal without the block whose first line is `- text` (its property lines go too).
+    func withoutBlock(_ file: String, _ text: String) -> String {
+        var out: [Substring] = []
+        var skipping = false
+        for line in file.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line == "- \(text)" { skipping = true; continue }
+            if skipping && line.hasPrefix("  ") { continue }
+            skipping = false
+            out.append(line)
+        }
+        return out.joined(separator: "\n")
+    }
+
+    @Test(arguments: ["in place", "by rename"])
+    func a_running_outld_honours_a_hand_deletion_of_the_newest_block(saved how: String) throws {
+        let h = try OutlHome()
+        let d = try h.start()
+        #expect(eventually { d.log.contains("ready") })
+        _ = try h.captureID("older line")
+        #expect(eventually { h.journal().contains("- older line") })
+        _ = try h.captureID("newest line")
+        #expect(eventually { h.journal().contains("- newest line") })
+        let page = Path.join(h.workspace, "journals/2026_12_02.md")
+        let edited = withoutBlock(h.journal(), "newest line")
+        if how == "in place" {
+            try writeText(page, edited)
+        } else {
+            // As gedit saves: a temporary in the same directory renamed over the file.
+            let tmp = Path.join(h.workspace, "journals/.goutputstream-AB12CD")
+            try writeText(tmp, edited)
+            try Sys.rename(tmp, page)
+        }
+        #expect(eventually { d.log.contains("hand edit(s) turned into ops") }, "\(d.log)")
+        _ = try h.captureID("next line")
+        #expect(eventually { h.journal().contains("- next line") })
+        #expect(!h.journal().contains("newest line"), "saved \(how): the deleted block came back:\n\(h.journal())")
+        #expect(h.journal().contains("- older line"))
+        #expect(d.stop() == 0)
+    }
+
+    @Test func outld_writes_a_stignore_into_a_syncthing_folder_that_has_none() throws {
+        let h = try OutlHome()
+        try FileManager.default.createDirectory(atPath: Path.join(h.workspace, ".stfolder"), withIntermediateDirectories: true)
+        let d = try h.start()
+        #expect(eventually { d.log.contains("ready") })
+        let ignore = readText(Path.join(h.workspace, ".stignore")) ?? ""
+        #expect(ignore.contains("/.outl/tmp") && ignore.contains("/.outl/captures/tmp"), "\(ignore)")
+        #expect(d.stop() == 0)
+        // A person's own .stignore is never touched.
+        try writeText(Path.join(h.workspace, ".stignore"), "// mine\n")
+        let again = try h.start()
+        #expect(eventually { again.log.contains("ready") })
+        #expect(readText(Path.join(h.workspace, ".stignore")) == "// mine\n")
+        #expect(again.stop() == 0)
+    }
 }
