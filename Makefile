@@ -43,9 +43,11 @@ lint-man:
 	mandoc -T lint -W warning $(wildcard man/*.1 man/*.5)
 
 # Scripts that drive the real binaries (and real systemd/journald where the host allows).
+# Every script runs even when one fails, so one failure hides no other; the target fails at the end.
 integration: debug
-	@set -e; for t in $(sort $(wildcard Tests/integration/*.sh)); do \
-	  echo "== $$t"; OUTL_BIN_DIR=$(DEBUG_BIN) bash $$t; done
+	@failed=""; for t in $(sort $(wildcard Tests/integration/*.sh)); do \
+	  echo "== $$t"; OUTL_BIN_DIR=$(DEBUG_BIN) bash $$t || failed="$$failed $$t"; done; \
+	if [ -n "$$failed" ]; then echo "integration scripts failed:$$failed" >&2; exit 1; fi
 
 bench: release
 	OUTL_BIN_DIR=$(RELEASE_BIN) bash bench/run.sh
@@ -94,7 +96,7 @@ uninstall:
 	rm -f $(DESTDIR)$(CATALOGDIR)/outld.catalog $(DESTDIR)$(DATADIR)/applications/outl-capture.desktop
 
 # Debian packages the build and the tests need; installs only what is missing.
-DEB_PACKAGES = libsystemd-dev liburing-dev pkg-config mandoc systemd
+DEB_PACKAGES = libsystemd-dev liburing-dev pkg-config mandoc systemd syncthing cmark xvfb xclip xsel libnotify-bin
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; fi
