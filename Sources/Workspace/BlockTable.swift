@@ -1,6 +1,8 @@
 // BlockTable: every block of the model in compact form: fixed-size rows, an open-addressing id index,
-// and one byte arena for pos, text and properties (keys interned), decoded to `Block` only when read.
-// Invariant: `self[id]` returns exactly what the old [BlockID: Block] held; value semantics (CoW arrays).
+// one byte arena for pos, text and properties (keys interned), decoded to `Block` only when read, and
+// the write stamps of the few blocks edited after their create. Invariants: `self[id]` returns exactly
+// what the old [BlockID: Block] held; value semantics (CoW arrays); a row without `edits` has its
+// create's stamp in the arena right after its content.
 
 #if canImport(Glibc)
 import Glibc
@@ -56,6 +58,11 @@ public struct BlockTable: Sendable {
     var rowBits = 4
     var arena: [UInt8] = []
     var keys = KeyTable()
+    /// Stamps of the blocks that saw more than their creates, by row: most blocks never do.
+    var edits: [Int: BlockEdits] = [:]
+    /// Actor ids, numbered in order of appearance (a create's stamp names its actor by number).
+    var actors: [BlockID] = []
+    var actorNumbers: [BlockID: Int] = [:]
 
     public var count: Int { rows.count }
 
@@ -187,6 +194,58 @@ public struct BlockTable: Sendable {
         }
     }
 
+    /// Appends a create's stamp after its content: varint(zigzag wall) varint(counter) varint(actor number).
+    @inline(__always) mutating func appendStamp(_ h: HLC) {
+        let n: Int
+        if let last = actors.last, last == h.actor {
+            n = actors.count - 1  // ops come in runs of one device's file
+        } else if let k = actorNumbers[h.actor] {
+            n = k
+        } else {
+            n = actors.count
+            actors.append(h.actor)
+            actorNumbers[h.actor] = n
+        }
+        var z = UInt64(bitPattern: (h.wall << 1) ^ (h.wall >> 63))
+        while z >= 0x80 { arena.append(UInt8(truncatingIfNeeded: z) | 0x80); z >>= 7 }
+        arena.append(UInt8(truncatingIfNeeded: z))
+        appendVarint(Int(h.counter))
+        appendVarint(n)
+    }
+
+    /// The stamp of the create whose content starts at `offset` (see `appendStamp`).
+    func createStamp(atContent offset: UInt64) -> HLC {
+        arena.withUnsafeBufferPointer { a in
+            var i = Int(offset)
+            i += BlockTable.readVarint(a, &i)  // text
+            while true {
+                if BlockTable.readVarint(a, &i) == 0 { break }
+                i += BlockTable.readVarint(a, &i)  // a property's value
+            }
+            var z: UInt64 = 0, shift: UInt64 = 0
+            while true {
+                let c = a[i]; i += 1
+                z |= UInt64(c & 0x7F) << shift
+                if c < 0x80 { break }
+                shift += 7
+            }
+            let wall = Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
+            let counter = UInt32(truncatingIfNeeded: BlockTable.readVarint(a, &i))
+            return HLC(wall: wall, counter: counter, actor: actors[BlockTable.readVarint(a, &i)])
+        }
+    }
+
+    /// The stamp of row `r`'s winning create.
+    func createStamp(ofRow r: Int) -> HLC {
+        edits[r]?.create ?? createStamp(atContent: rows[r].content)
+    }
+
+    /// Row `r`'s stamps, made on its first edit (the create's stamp moves here from the arena, as the
+    /// row's content may then point at an update's).
+    func editsOf(_ r: Int) -> BlockEdits {
+        edits[r] ?? BlockEdits(create: createStamp(atContent: rows[r].content))
+    }
+
     func string(at offset: UInt64) -> String {
         withBytes(at: offset) { String(decoding: $0, as: UTF8.self) }
     }
@@ -215,6 +274,31 @@ public struct BlockTable: Sendable {
 
     /// The position key of a row without decoding the rest (sorting siblings).
     func pos(ofRow r: Int) -> String { string(at: rows[r].pos) }
+}
+
+/// The stamps of one block beyond its create: each field keeps the stamp of its last write, so a write
+/// that arrives late with an older stamp loses whatever the arrival order.
+struct BlockEdits: Sendable {
+    /// The winning create: the least stamp among the block's creates.
+    var create: HLC
+    /// The newest update (the row's content is its) and the newest move (the row's parent and pos are its).
+    var update: HLC? = nil
+    var move: HLC? = nil
+    var delete: HLC? = nil
+    /// The greatest pos of a top-level move, raised into the maxTopPos of a page the block is created on later.
+    var topMovePos: String? = nil
+    /// Pages of the block's other creates (a capture drained on two devices in two time zones): the block is
+    /// listed on them too, so a move raises their maxTopPos as well.
+    var otherPages: [BlockID] = []
+
+    init(create: HLC) { self.create = create }
+
+    /// Deleted iff the newest of {delete, update} is a delete: an edit after a delete brings the block back.
+    var deleted: Bool {
+        guard let d = delete else { return false }
+        guard let u = update else { return true }
+        return u < d
+    }
 }
 
 /// Property keys, interned: `captured-at` and `source` repeat on every capture.

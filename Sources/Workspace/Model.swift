@@ -1,10 +1,14 @@
 // Model: the workspace state the op log folds into, and `apply` (do_op), the only way it changes.
-// Invariants: apply is idempotent (Create of an existing id is a no-op) and deterministic given HLC
-// order, so every device that has the same ops has the same model. Blocks live in a compact BlockTable.
+// Invariants: the model is a function of the SET of ops applied, whatever their order, chunking or
+// repetition, so a live merge of ops in any arrival order equals a fresh boot over the same files, and
+// every device that has the same ops has the same model. Each block field keeps the stamp (HLC) of its
+// last write: an update beats any create and among updates the newest wins; among creates of one id
+// the least stamp wins; moves are last-writer-wins over the create's place; a block is deleted iff the
+// newest of its deletes and updates is a delete. An op whose block has not arrived waits for it.
+// Blocks live in a compact BlockTable.
 #if canImport(Glibc)
 import Glibc
 #endif
-
 public struct Block: Sendable {
     public var page: BlockID
     public var parent: BlockID?
@@ -25,6 +29,10 @@ public struct Page: Sendable {
     /// The largest top-level position key, so an append lands at the end.
     public var maxTopPos: String = ""
     public var known: Bool = true
+    /// The winning createPage (the least stamp), nil while no createPage arrived.
+    var createStamp: HLC? = nil
+    /// The newest setPreamble.
+    var preambleStamp: HLC? = nil
 
     public var journalDay: JournalDay? { kind == .journal ? JournalDay(parsing: name) : nil }
 
@@ -42,79 +50,194 @@ public struct Model: Sendable {
     /// Compact rows; `blocks[id]` decodes one `Block` on demand.
     public internal(set) var blocks = BlockTable()
     public var pages: [BlockID: Page] = [:]
+    /// Ops handed to `apply`.
     public var opsApplied = 0
+    /// Ops that changed nothing: an op applied before, a write older than the field's, an unknown kind.
     public var opsSkipped = 0
+    /// Updates, moves and deletes whose block has not arrived yet, by block id: applied when its create is.
+    var pending: [BlockID: [Op]] = [:]
+    /// Pages the last `apply` touched besides the one it returned (a block whose winning create moved it
+    /// to another page); the caller that tracks dirty pages empties it.
+    var alsoTouched: [BlockID] = []
 
     public init() {}
 
-    /// Applies one op; returns the page it touched (for the dirty set), or nil when it changed nothing.
+    /// What one op did to the model.
+    enum Change: Equatable {
+        /// Nothing: applied before, lost to a newer write, or an unknown kind.
+        case none
+        /// State no page shows (yet): an op waiting for its block, a preamble waiting for its page.
+        case hidden
+        /// This page may now render differently.
+        case page(BlockID)
+    }
+
+    /// Applies one op; returns the page it touched (for the dirty set), or nil when it changed nothing
+    /// a page shows.
     @discardableResult
-    public mutating func apply(_ op: Op) -> BlockID? { applyFields(op) }
+    public mutating func apply(_ op: Op) -> BlockID? {
+        if case .page(let p) = change(op) { return p }
+        return nil
+    }
 
     /// The boot's path: the op's texts go from the line's bytes straight into the arena.
     @discardableResult
-    mutating func apply(_ op: RawOpView) -> BlockID? { applyFields(op) }
+    mutating func apply(_ op: RawOpView) -> BlockID? {
+        if case .page(let p) = change(op) { return p }
+        return nil
+    }
 
     @inline(__always)
-    mutating func applyFields<O: OpFields>(_ op: O) -> BlockID? {
+    mutating func change<O: OpFields>(_ op: O) -> Change {
         opsApplied += 1
+        let c = applyFields(op)
+        if c == .none { opsSkipped += 1 }
+        return c
+    }
+
+    @inline(__always)
+    mutating func applyFields<O: OpFields>(_ op: O) -> Change {
         switch op.kind {
         case .createPage:
-            if var p = pages[op.id] {
-                if p.known { return nil }
-                p.known = true; p.kind = op.pageKind; p.name = op.textString
-                pages[op.id] = p
+            if let i = pages.index(forKey: op.id) {
+                if let s = pages.values[i].createStamp, !(op.hlc < s) { return .none }
+                pages.values[i].known = true
+                pages.values[i].kind = op.pageKind
+                pages.values[i].name = op.textString
+                pages.values[i].createStamp = op.hlc
             } else {
-                pages[op.id] = Page(id: op.id, kind: op.pageKind, name: op.textString)
+                var p = Page(id: op.id, kind: op.pageKind, name: op.textString)
+                p.createStamp = op.hlc
+                pages[op.id] = p
             }
-            return op.id
+            return .page(op.id)
         case .createBlock:
-            // Create of an existing id is a no-op (idempotence).
-            if blocks.find(op.id) != nil { return nil }
-            var pi = pages.index(forKey: op.page)
-            if pi == nil {
-                // A block whose page op has not arrived (yet): keep it; the page is not projected.
-                pages[op.page] = Page(id: op.page, kind: .named, name: "", known: false)
-                pi = pages.index(forKey: op.page)
-            }
+            if let r = blocks.find(op.id) { return createAgain(r, op) }
+            let pi = pageIndex(op.page)
             let parent = op.parent
             let pos = op.withPos { blocks.appendBytes($0) }
             let content = op.storeContent(in: &blocks)
-            _ = blocks.insert(BlockRow(id: op.id, page: op.page, parent: parent ?? BlockID(hi: 0, lo: 0),
-                                       content: content, pos: pos, hasParent: parent != nil, deleted: false))
-            pages.values[pi!].blocks.append(op.id)
-            if parent == nil { Model.raiseMaxTopPos(&pages.values[pi!].maxTopPos, op) }
-            return op.page
+            blocks.appendStamp(op.hlc)
+            let r = blocks.insert(BlockRow(id: op.id, page: op.page, parent: parent ?? BlockID(hi: 0, lo: 0),
+                                           content: content, pos: pos, hasParent: parent != nil, deleted: false))
+            pages.values[pi].blocks.append(op.id)
+            if parent == nil { Model.raiseMaxTopPos(&pages.values[pi].maxTopPos, op) }
+            if !pending.isEmpty, let waiting = pending.removeValue(forKey: op.id) {
+                for w in waiting { _ = edit(r, w) }
+            }
+            return .page(op.page)
+        case .updateBlock, .moveBlock, .deleteBlock:
+            guard let r = blocks.find(op.id) else { return wait(op) }
+            return edit(r, op)
+        case .setPreamble:
+            let pi = pageIndex(op.id)
+            if let s = pages.values[pi].preambleStamp, !(s < op.hlc) { return .none }
+            pages.values[pi].preamble = op.textString
+            pages.values[pi].preambleStamp = op.hlc
+            return pages.values[pi].known ? .page(op.id) : .hidden
+        case .unknown:
+            return .none
+        }
+    }
+
+    /// The index of a page in `pages`, made as an unknown page (not projected) until its createPage arrives.
+    @inline(__always)
+    mutating func pageIndex(_ id: BlockID) -> Dictionary<BlockID, Page>.Index {
+        if let i = pages.index(forKey: id) { return i }
+        pages[id] = Page(id: id, kind: .named, name: "", known: false)
+        return pages.index(forKey: id)!
+    }
+
+    /// An update, move or delete of row `r`: the field's newest stamp wins.
+    mutating func edit<O: OpFields>(_ r: Int, _ op: O) -> Change {
+        var e = blocks.editsOf(r)
+        let page = blocks.rows[r].page
+        switch op.kind {
         case .updateBlock:
-            guard let r = blocks.find(op.id) else { opsSkipped += 1; return nil }
-            let content = op.storeContent(in: &blocks)
-            blocks.rows[r].content = content
-            blocks.rows[r].deleted = false  // an edit after a delete brings the block back: edits are never lost
-            return blocks.rows[r].page
+            if let u = e.update, !(u < op.hlc) { return .none }
+            e.update = op.hlc
+            blocks.rows[r].content = op.storeContent(in: &blocks)
         case .moveBlock:
-            guard let r = blocks.find(op.id) else { opsSkipped += 1; return nil }
-            if let p = op.parent, createsCycle(moving: op.id, under: p) { opsSkipped += 1; return nil }
+            if op.parent == nil {
+                // Every top-level pos seen raises maxTopPos (a max: the order does not matter), on every
+                // page the block is created on.
+                Model.raiseMaxTopPos(&pages[page]!.maxTopPos, op)
+                for other in e.otherPages { Model.raiseMaxTopPos(&pages[other]!.maxTopPos, op) }
+                let p = op.withPos { String(decoding: $0, as: UTF8.self) }
+                if e.topMovePos.map({ $0 < p }) ?? true { e.topMovePos = p }
+            }
+            if let m = e.move, !(m < op.hlc) { blocks.edits[r] = e; return .none }
+            e.move = op.hlc
             let pos = op.withPos { blocks.appendBytes($0) }
             blocks.rows[r].parent = op.parent ?? BlockID(hi: 0, lo: 0)
             blocks.rows[r].hasParent = op.parent != nil
             blocks.rows[r].pos = pos
-            let page = blocks.rows[r].page
-            if op.parent == nil, let pi = pages.index(forKey: page) { Model.raiseMaxTopPos(&pages.values[pi].maxTopPos, op) }
-            return page
         case .deleteBlock:
-            guard let r = blocks.find(op.id) else { opsSkipped += 1; return nil }
-            if blocks.rows[r].deleted { return nil }
-            blocks.rows[r].deleted = true
-            return blocks.rows[r].page
-        case .setPreamble:
-            guard pages[op.id] != nil else { opsSkipped += 1; return nil }
-            pages[op.id]!.preamble = op.textString
-            return op.id
-        case .unknown:
-            opsSkipped += 1
-            return nil
+            if let d = e.delete, !(d < op.hlc) { return .none }
+            e.delete = op.hlc
+        default:
+            return .none
         }
+        blocks.rows[r].deleted = e.deleted
+        blocks.edits[r] = e
+        return .page(page)
     }
+
+    /// A create of an id that exists (a replay, or a second device draining a synced copy): the least
+    /// stamp's create wins the fields no update or move has overwritten, and its page.
+    mutating func createAgain<O: OpFields>(_ r: Int, _ op: O) -> Change {
+        let row = blocks.rows[r]
+        let current = blocks.createStamp(ofRow: r)
+        if op.hlc == current { return .none }
+        var e = blocks.edits[r]
+        var change = Change.none
+        if op.parent == nil { Model.raiseMaxTopPos(&pages.values[pageIndex(op.page)].maxTopPos, op) }
+        let newPage = op.page != row.page && !(e?.otherPages.contains(op.page) ?? false)
+        if newPage {
+            // The block is listed on every page it is created on; tree(of:) shows it on its row's page.
+            var x = e ?? blocks.editsOf(r)
+            let pi = pageIndex(op.page)
+            pages.values[pi].blocks.append(op.id)
+            if let t = x.topMovePos { Model.raiseMaxTopPos(&pages.values[pi].maxTopPos, t) }
+            x.otherPages.append(op.page)
+            e = x
+            change = .hidden
+        }
+        if op.hlc < current {
+            if op.page != row.page {
+                var x = e!
+                x.otherPages.removeAll { $0 == op.page }
+                x.otherPages.append(row.page)
+                e = x
+                blocks.rows[r].page = op.page
+                alsoTouched.append(row.page)
+            }
+            if e?.move == nil {
+                let pos = op.withPos { blocks.appendBytes($0) }
+                blocks.rows[r].parent = op.parent ?? BlockID(hi: 0, lo: 0)
+                blocks.rows[r].hasParent = op.parent != nil
+                blocks.rows[r].pos = pos
+            }
+            if e?.update == nil {
+                blocks.rows[r].content = op.storeContent(in: &blocks)
+                blocks.appendStamp(op.hlc)
+            }
+            e?.create = op.hlc
+            change = .page(op.page)
+        }
+        if let e { blocks.edits[r] = e }
+        return change
+    }
+
+    /// Parks an edit of a block that has not arrived; a re-delivered one is not parked twice.
+    mutating func wait<O: OpFields>(_ op: O) -> Change {
+        if pending[op.id]?.contains(where: { $0.hlc == op.hlc }) == true { return .none }
+        pending[op.id, default: []].append(op.asOp())
+        return .hidden
+    }
+
+    /// Ops still waiting for their block's create.
+    public var waitingOps: Int { pending.values.reduce(0) { $0 + $1.count } }
 
     /// max = pos when pos > max, comparing as Strings do (bytes when both are ASCII, the common case).
     @inline(__always)
@@ -135,22 +258,19 @@ public struct Model: Sendable {
         if greater { max = op.withPos { String(decoding: $0, as: UTF8.self) } }
     }
 
-    func createsCycle(moving id: BlockID, under parent: BlockID) -> Bool {
-        var cur: BlockID? = parent
-        var steps = 0
-        while let c = cur, steps < 100_000 {
-            if c == id { return true }
-            cur = blocks.find(c).flatMap { blocks.rows[$0].hasParent ? blocks.rows[$0].parent : nil }
-            steps += 1
-        }
-        return false
+    static func raiseMaxTopPos(_ max: inout String, _ pos: String) {
+        if pos > max { max = pos }
     }
 
     /// The live blocks of a page as a tree: children sorted by (pos, id). A block whose parent is gone
-    /// (deleted, unknown or on another page) is shown at the top level rather than hidden.
+    /// (deleted, unknown or on another page) is shown at the top level rather than hidden. Moves that
+    /// arrived concurrently can leave a cycle of parents; each cycle is broken at the member with the
+    /// newest move (else the greatest id), which is shown at the top level, so no block is hidden and
+    /// the choice depends on the ops only.
     public func tree(of pageID: BlockID) -> [TreeNode] {
         guard let page = pages[pageID] else { return [] }
         var children: [BlockID?: [BlockID]] = [:]
+        var parentOf: [BlockID: BlockID] = [:]
         var pos: [BlockID: String] = [:]
         for id in page.blocks {
             guard let r = blocks.find(id) else { continue }
@@ -161,7 +281,40 @@ public struct Model: Sendable {
                 parent = nil
             }
             children[parent, default: []].append(id)
+            if let p = parent { parentOf[id] = p }
             pos[id] = blocks.pos(ofRow: r)
+        }
+        var reached = Set<BlockID>()
+        func reach(from root: BlockID?) {
+            var stack = children[root] ?? []
+            while let id = stack.popLast() {
+                reached.insert(id)
+                stack.append(contentsOf: children[id] ?? [])
+            }
+        }
+        reach(from: nil)
+        if reached.count < pos.count {
+            for start in pos.keys.sorted() where !reached.contains(start) {
+                var path: [BlockID] = [], onPath = Set<BlockID>()
+                var cur = start
+                while !reached.contains(cur), onPath.insert(cur).inserted {
+                    path.append(cur)
+                    cur = parentOf[cur]!  // an unreached block has a parent: top-level ones are reached
+                }
+                if reached.contains(cur) { continue }  // under a cycle broken a moment ago: reached with it
+                let cycle = path[path.firstIndex(of: cur)!...]
+                let cut = cycle.max { a, b in
+                    let ma = blocks.find(a).flatMap { blocks.edits[$0]?.move }
+                    let mb = blocks.find(b).flatMap { blocks.edits[$0]?.move }
+                    if ma != mb { return ma.map { x in mb.map { x < $0 } ?? false } ?? true }
+                    return a < b
+                }!
+                children[parentOf[cut]!]!.removeAll { $0 == cut }
+                children[nil, default: []].append(cut)
+                parentOf[cut] = nil
+                reached.insert(cut)
+                reach(from: cut)
+            }
         }
         func build(_ parent: BlockID?, _ depth: Int) -> [TreeNode] {
             guard var ids = children[parent], depth < 1000 else { return [] }
@@ -187,10 +340,14 @@ protocol OpFields {
     func withPos<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R
     /// Appends text and props to the arena; returns the content offset.
     func storeContent(in t: inout BlockTable) -> UInt64
+    var hlc: HLC { get }
+    /// The op with Strings (an op that waits for its block is kept this way).
+    func asOp() -> Op
 }
 
 extension Op: OpFields {
     var textString: String { text }
+    func asOp() -> Op { self }
     func withPos<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         var p = pos
         return p.withUTF8(body)
@@ -215,6 +372,7 @@ extension RawOpView: OpFields {
     var parent: BlockID? { raw.parent }
     var pageKind: PageKind { raw.pageKind }
     var textString: String { string(raw.text) }
+    func asOp() -> Op { op() }
     @inline(__always) func withPos<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R { body(bytes(raw.pos)) }
     @inline(__always) func storeContent(in t: inout BlockTable) -> UInt64 {
         let at = t.appendBytes(bytes(raw.text))

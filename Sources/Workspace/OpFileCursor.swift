@@ -1,111 +1,216 @@
-// OpFileCursor: one op file read forward in 1 MB chunks, one valid op at a time, for the boot's k-way
-// merge of several devices' files. Invariant: the head op's bytes stay put until the next `advance`.
+// OpFileCursor: the one reader of an op file, for the boot and the live merge alike, and where it
+// stopped. Invariants: `offset` is the end of the file's last valid line (and of blank lines right after
+// it), so an incomplete or torn last line is never consumed and is read again once completed; a later
+// read continues at `offset` only while the record before it is unchanged (same bytes, whatever the
+// inode: a sync tool delivers a grown file by rename), else it reads the whole file again, which is
+// safe because applying an op twice changes nothing. Only a writable (this device's own) file is cut.
+// Limit: a rewrite that leaves the record before the offset byte for byte where it was is taken for
+// an unchanged prefix; op files are append-only by one writer, so only a deliberate rewrite does that.
 #if canImport(Glibc)
 import Glibc
 #endif
 import SystemCalls
 
-final class OpFileCursor {
-    let path: String
-    let writable: Bool
-    private let fd: Int32
-    private var buf: [UInt8] = [UInt8](repeating: 0, count: 1 << 20)
-    private var have = 0
-    private var start = 0      // next unread line in buf
-    private var bufOffset = 0  // file offset of buf[0]
-    private var eof = false
-    private var scratch = ParseScratch()
-    private var lineStart = 0  // the head's JSON (after the CRC prefix) in buf
-    private var lineCount = 0
-    private var validEnd = 0
-    private var bad = 0
-    private var badSinceValid = 0
-    /// The op `advance` last found.
-    private(set) var head = RawOp()
-    /// Valid ops found so far.
-    private(set) var count = 0
-    /// File bytes consumed so far (progress).
-    var consumed: Int { bufOffset + start }
+struct OpFileCursor {
+    /// The file as last read: an unchanged identity, size and mtime means nothing new to read.
+    var dev: UInt64 = 0
+    var ino: UInt64 = 0
+    var size = -1
+    var mtime = timespec()
+    /// End of the last valid line; the next read starts here.
+    var offset = 0
+    /// The check of the record before `offset`: CRC32C of the bytes [checkStart, offset).
+    var checkStart = 0
+    var checkCRC: UInt32 = 0
+    /// Valid ops in the file before `offset`, invalid lines skipped among them, and the newest stamp.
+    var ops = 0
+    var bad = 0
+    var newest: HLC? = nil
 
-    init(path: String, writable: Bool) throws {
-        self.path = path
-        self.writable = writable
-        fd = try io(path) { try Sys.open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW) }
+    /// What one `read` did.
+    enum Outcome: Equatable {
+        /// The file is not there (a sync tool's window between unlink and rename): nothing read now.
+        case missing
+        /// Not a regular file (a symlink is never followed): never read.
+        case notRegular
+        /// Same file, same size and mtime: nothing read.
+        case unchanged
+        /// Read from `from` (0 and `again` when the prefix changed): `ops` valid ops handed over,
+        /// `tail` bytes after the last valid line left (or cut, if writable).
+        case read(from: Int, again: Bool, ops: Int, size: Int, tail: Int)
     }
 
-    deinit { Sys.close(fd) }
+    /// Reads what the file gained since the last call and hands every valid op to `sink` (with the id of
+    /// the op after it when already parsed, for prefetching). `progress` gets the file offset reached.
+    mutating func read(_ path: String, writable: Bool,
+                       sink: (RawOpView, _ next: BlockID?) -> Void,
+                       progress: (Int) -> Void = { _ in }) throws -> Outcome {
+        let fd: Int32
+        do {
+            // O_NONBLOCK: a FIFO with an op file's name must not hang the reader (it is then refused).
+            fd = try Sys.open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        } catch let e as Errno where e == .ENOENT {
+            return .missing
+        } catch let e as Errno where e == .ELOOP {
+            return .notRegular
+        } catch let e as Errno {
+            throw WorkspaceError.io(e, path: path)
+        }
+        defer { Sys.close(fd) }
+        let st = try io(path) { try Sys.fstat(fd) }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return .notRegular }
+        let dev = UInt64(st.st_dev), ino = UInt64(st.st_ino), size = Int(st.st_size)
+        if !writable, dev == self.dev, ino == self.ino, size == self.size,
+           st.st_mtim.tv_sec == mtime.tv_sec, st.st_mtim.tv_nsec == mtime.tv_nsec {
+            return .unchanged
+        }
+        var from = 0
+        var again = false
+        if offset > 0 {
+            if try prefixUnchanged(fd, path: path, size: size) {
+                from = offset
+            } else {
+                again = true
+                offset = 0; checkStart = 0; checkCRC = 0; ops = 0; bad = 0; newest = nil
+            }
+        }
+        let before = ops
+        let end = try scan(fd, path: path, from: from, sizeHint: size, sink: sink, progress: progress)
+        let tail = end - offset
+        if tail > 0, writable {
+            try io(path) {
+                try Sys.ftruncate(fd, Int64(offset))
+                try Sys.fdatasync(fd)
+            }
+        }
+        try check(fd, path: path)
+        // Remember the file as it is now: an append that landed during the scan makes size or mtime
+        // differ from these, so it is read next time.
+        let now = try io(path) { try Sys.fstat(fd) }
+        self.dev = dev
+        self.ino = ino
+        self.size = Int(now.st_size)
+        mtime = now.st_mtim
+        return .read(from: from, again: again, ops: ops - before, size: end, tail: tail)
+    }
 
-    /// Moves to the next valid op; false at the end of the file. Same line rules as `readFile`.
-    func advance() throws -> Bool {
-        while true {
-            let found: Bool? = buf.withUnsafeBufferPointer { p -> Bool? in
-                let base = p.baseAddress!
-                while start < have {
-                    guard let nlRaw = memchr(base + start, 10, have - start) else { return nil }
-                    let nl = UnsafeRawPointer(nlRaw).assumingMemoryBound(to: UInt8.self) - base
-                    let s = start
-                    start = nl + 1
-                    if nl > s {
-                        let line = UnsafeBufferPointer(start: base + s, count: nl - s)
-                        if let raw = OpParser.parseRaw(line, &scratch) {
-                            head = raw
-                            lineStart = s + 9
-                            lineCount = nl - s - 9
-                            validEnd = bufOffset + nl + 1
-                            bad += badSinceValid
-                            badSinceValid = 0
-                            count += 1
-                            return true
-                        }
-                        badSinceValid += 1
-                    } else if validEnd == bufOffset + s {
-                        validEnd = bufOffset + nl + 1  // a blank line right after a valid one is harmless
+    /// Whether the record before `offset` still holds the bytes it held when read.
+    func prefixUnchanged(_ fd: Int32, path: String, size: Int) throws -> Bool {
+        guard size >= offset else { return false }
+        let n = offset - checkStart
+        var bytes = [UInt8](repeating: 0, count: n)
+        var got = 0
+        while got < n {
+            let k = try io(path) {
+                try bytes.withUnsafeMutableBytes { b in
+                    try Sys.pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[got...]), at: Int64(checkStart + got))
+                }
+            }
+            if k == 0 { return false }
+            got += k
+        }
+        return CRC32C.checksum(bytes) == checkCRC
+    }
+
+    /// Records the check of the record before `offset`.
+    mutating func check(_ fd: Int32, path: String) throws {
+        let n = offset - checkStart
+        guard n > 0 else { checkCRC = 0; return }
+        var bytes = [UInt8](repeating: 0, count: n)
+        var got = 0
+        while got < n {
+            let k = try io(path) {
+                try bytes.withUnsafeMutableBytes { b in
+                    try Sys.pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[got...]), at: Int64(checkStart + got))
+                }
+            }
+            if k == 0 { break }
+            got += k
+        }
+        checkCRC = CRC32C.checksum(bytes)
+    }
+
+    /// Reads from `from` to the end, in chunks of up to 1 MB. Lines are parsed one ahead of the sink (two
+    /// scratches take turns), so the sink learns the next op's id while it handles the current one; the
+    /// one pending op is handed over before the buffer moves. Returns the file size seen.
+    mutating func scan(_ fd: Int32, path: String, from: Int, sizeHint: Int,
+                       sink: (RawOpView, _ next: BlockID?) -> Void, progress: (Int) -> Void) throws -> Int {
+        // A live merge reads a few new lines: a buffer of their size, not 1 MB (it grows for a longer line).
+        var buf = [UInt8](repeating: 0, count: max(4096, min(1 << 20, sizeHint - from + 1)))
+        var have = 0
+        var bufOffset = from  // file offset of buf[0]
+        var validEnd = from
+        var lastStart = from == 0 ? 0 : checkStart
+        var count = 0, bad = 0
+        var badSinceValid = 0  // invalid lines after the last valid one: the tail, not skipped yet
+        var newest = self.newest
+        var scratchA = ParseScratch(), scratchB = ParseScratch()
+        var useB = false
+        var pending: (raw: RawOp, json: UnsafeBufferPointer<UInt8>, inB: Bool)? = nil
+        func flush(next: BlockID?) {
+            guard let p = pending else { return }
+            pending = nil
+            func hand(_ sc: inout ParseScratch) {
+                sc.bytes.withUnsafeBufferPointer { sb in
+                    sc.props.withUnsafeBufferPointer { pp in
+                        sink(RawOpView(raw: p.raw, json: p.json, scratch: sb, props: pp), next)
                     }
                 }
-                return nil
             }
-            if found == true { return true }
-            if eof { return false }
-            // No whole line left: keep the partial one, read more.
+            if p.inB { hand(&scratchB) } else { hand(&scratchA) }
+        }
+        while true {
+            if have == buf.count { buf.append(contentsOf: repeatElement(0, count: buf.count)) }
+            let n = try io(path) {
+                try buf.withUnsafeMutableBytes { b in
+                    try Sys.pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[have...]), at: Int64(bufOffset + have))
+                }
+            }
+            if n == 0 { break }
+            have += n
+            var start = 0
+            buf.withUnsafeBufferPointer { p in
+                let base = p.baseAddress!
+                while start < have {
+                    guard let nlRaw = memchr(base + start, 10, have - start) else { break }
+                    let nl = UnsafeRawPointer(nlRaw).assumingMemoryBound(to: UInt8.self) - base
+                    if nl > start {
+                        let line = UnsafeBufferPointer(start: base + start, count: nl - start)
+                        let parsed = useB ? OpParser.parseRaw(line, &scratchB) : OpParser.parseRaw(line, &scratchA)
+                        if let raw = parsed {
+                            flush(next: raw.id)
+                            pending = (raw, UnsafeBufferPointer(rebasing: line[9...]), useB)
+                            useB.toggle()
+                            lastStart = bufOffset + start
+                            validEnd = bufOffset + nl + 1
+                            count += 1
+                            if newest.map({ $0 < raw.hlc }) ?? true { newest = raw.hlc }
+                            bad += badSinceValid
+                            badSinceValid = 0
+                        } else {
+                            badSinceValid += 1
+                        }
+                    } else if validEnd == bufOffset + start {
+                        validEnd = bufOffset + nl + 1  // a blank line right after a valid one is harmless
+                    }
+                    start = nl + 1
+                }
+                flush(next: nil)
+            }
             if start > 0 {
                 buf.withUnsafeMutableBytes { b in
                     if have > start { memmove(b.baseAddress!, b.baseAddress! + start, have - start) }
                 }
                 have -= start
                 bufOffset += start
-                start = 0
             }
-            if have == buf.count { buf.append(contentsOf: repeatElement(0, count: buf.count)) }
-            let n = try io(path) {
-                try buf.withUnsafeMutableBytes { b in
-                    try Sys.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[have...]))
-                }
-            }
-            if n == 0 { eof = true } else { have += n }
+            progress(bufOffset)
         }
-    }
-
-    /// The head op with its texts (valid inside `body` only).
-    func withHead<R>(_ body: (RawOpView) -> R) -> R {
-        buf.withUnsafeBufferPointer { p in
-            scratch.bytes.withUnsafeBufferPointer { sb in
-                scratch.props.withUnsafeBufferPointer { pp in
-                    body(RawOpView(raw: head, json: UnsafeBufferPointer(rebasing: p[lineStart..<(lineStart + lineCount)]),
-                                   scratch: sb, props: pp))
-                }
-            }
-        }
-    }
-
-    /// After the last `advance`: cuts a writable file's invalid tail (durably) and reports the counts.
-    func finish() throws -> OpLogReader.FileResult {
-        let size = bufOffset + have
-        if validEnd < size, writable {
-            try io(path) {
-                try Sys.ftruncate(fd, Int64(validEnd))
-                try Sys.fdatasync(fd)
-            }
-        }
-        return OpLogReader.FileResult(size: size, validEnd: validEnd, bad: bad)
+        offset = validEnd
+        checkStart = lastStart
+        ops += count
+        self.bad += bad
+        self.newest = newest
+        return bufOffset + have
     }
 }

@@ -34,6 +34,24 @@ public struct BootSummary: Sendable {
     public var blocks: Int
 }
 
+/// What one `mergeForeignOps` did.
+public struct MergeReport: Sendable, Equatable {
+    /// Ops that changed the model, per device: the actor id (UUID spelling) that stamped them.
+    public var appliedByActor: [String: Int] = [:]
+    /// Ops that changed the model (the sum of `appliedByActor`). An op applied before (a file read
+    /// again, a conflict copy) or older than what it would overwrite changes nothing and is not counted.
+    public var applied = 0
+    /// Valid ops read from what the files gained, the ones that changed nothing included.
+    public var read = 0
+    /// Files read again from their start because their prefix changed (re-applying is harmless).
+    public var reread: [String] = []
+    /// Pages the merge touched, relative to the root (`journals/2026_12_02.md`), in order; they are
+    /// dirty, so the next `projectDirtyPages` writes those whose bytes change.
+    public var dirtyPages: [String] = []
+
+    public init() {}
+}
+
 public actor Workspace {
     public nonisolated let root: String
     public nonisolated let actorID: String
@@ -74,6 +92,14 @@ public actor Workspace {
 
     public func reconcileAll() throws { try core.reconcileAll() }
 
+    /// Merges what other devices' op files (`.outl/ops/ops-*.jsonl` but this device's own, conflict
+    /// copies included) gained since the boot or the last merge: only new bytes are read while a file's
+    /// prefix is unchanged (whatever its inode), a file whose prefix changed is read again, a missing
+    /// file (a sync tool between unlink and rename) or an incomplete last line is left for the next
+    /// call. The clock observes every op read, so a later local op is ordered after all of them. The
+    /// touched pages are marked dirty; call `projectDirtyPages()` to write them.
+    public func mergeForeignOps() throws -> MergeReport { try core.mergeForeignOps() }
+
     /// Releases the lock; the instance must not be used afterwards.
     public func close() { core.close() }
 
@@ -107,6 +133,20 @@ public actor Workspace {
         guard let b = BlockID(id) else { return false }
         return core.model.blocks[b] != nil
     }
+
+    /// Every op file read so far (the boot's and the merges'), in name order, this device's own included.
+    public var opLogSummaries: [OpLogSummary] { core.follower.summaries() }
+
+    /// The same summaries read straight from the files, without the write lock or a model (for
+    /// `outl status` beside a running outld). Nothing is cut or written.
+    public static func opLogSummaries(root: String) throws -> [OpLogSummary] {
+        let follower = OpLogFollower(dir: Path.join(root, ".outl/ops"), ownName: "", log: { _ in })
+        _ = try follower.boot(progress: nil) { _, _ in }
+        return follower.summaries()
+    }
+
+    /// Ops applied so far that still wait for their block's create (another device's file not here yet).
+    public var waitingOps: Int { core.model.waitingOps }
 
     /// Disagreements between the op log's projection and the files on disk.
     public func check() -> [String] { core.check() }

@@ -18,6 +18,8 @@ final class WorkspaceCore {
     var clock: HLClock
     var model = Model()
     let writer: OpLogWriter
+    /// Every op file's cursor: where the boot and each live merge stopped reading.
+    let follower: OpLogFollower
     var dirty = Set<BlockID>()
     var bases: [BlockID: [[UInt8]]] = [:]
     /// The file content each page's hand edits were last taken from, so they are taken once.
@@ -54,39 +56,21 @@ final class WorkspaceCore {
             actor = try DeviceState.actor(stateDir)
             clock = HLClock(actor: actor)
             writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender)
-            // Fast path: one op file in HLC order (one device) is applied as it is read.
-            var streamed = Model()
-            let logBytes = (try? Sys.readDirectory(opsDir))?.reduce(0) { sum, n in
-                sum + ((try? Sys.lstat(Path.join(opsDir, n))).map { Int($0.st_size) } ?? 0)
-            } ?? 0
-            streamed.blocks.reserve(logBytes: logBytes)
-            var streamClock = clock
-            var last: HLC? = nil
-            var inOrder = true
-            let ownName = "ops-\(actor).jsonl"
-            var (files, stats) = try OpLogReader.readAll(
-                dir: opsDir, ownName: ownName, log: log, progress: options.bootProgress, streaming: true, stream: { op, next in
-                    if let next { streamed.blocks.prefetch(next) }
-                    guard inOrder else { return }
-                    if let l = last, op.hlc < l { inOrder = false; return }
-                    if op.hlc != last { streamClock.observe(op.hlc); streamed.apply(op) }
-                    last = op.hlc
-                })
-            if files.isEmpty && inOrder {
-                model = streamed
-                clock = streamClock
-            } else {
-                if !inOrder {
-                    streamed = Model()
-                    (files, stats) = try OpLogReader.readAll(dir: opsDir, ownName: ownName, log: log, progress: nil)
-                }
-                model.blocks.reserveCapacity(stats.ops)
-                OpLogReader.merge(files) { op in
-                    clock.observe(op.hlc)
-                    model.apply(op)
-                }
+            follower = OpLogFollower(dir: opsDir, ownName: "ops-\(actor).jsonl", log: log)
+            // One reader and one apply serve the boot and the live merge: the model is a function of the
+            // set of ops, so each file is read in one pass and applied as it is read, in any order, and
+            // the cursors stay where the boot left them for the first merge.
+            var booted = Model()
+            booted.blocks.reserve(logBytes: follower.totalBytes(try follower.names()))
+            var bootClock = clock
+            bootStats = try follower.boot(progress: options.bootProgress) { op, next in
+                if let next { booted.blocks.prefetch(next) }
+                bootClock.observe(op.hlc)
+                booted.apply(op)
             }
-            bootStats = stats
+            booted.alsoTouched.removeAll()  // every page is dirty after the boot anyway
+            model = booted
+            clock = bootClock
         } catch {
             Sys.close(lockFD)
             Sys.close(workspaceLockFD)
@@ -143,6 +127,42 @@ final class WorkspaceCore {
         try writer.append(ops)
         for op in ops { if let p = model.apply(op) { dirty.insert(p) }; history?.note(op) }
         return outcomes
+    }
+
+    // MARK: merging other devices' ops
+
+    /// Reads what other devices' op files gained since the boot or the last merge (new files, files
+    /// grown or replaced by a sync tool, conflict copies), applies it, lets the clock observe every op
+    /// read, and marks the pages it touched dirty for `projectDirtyPages`.
+    func mergeForeignOps() throws -> MergeReport {
+        var report = MergeReport()
+        var byActor: [BlockID: Int] = [:]
+        var touched = Set<BlockID>()
+        model.alsoTouched.removeAll()
+        let deliveries = try follower.follow { op, _ in
+            clock.observe(op.hlc)
+            report.read += 1
+            let change = model.change(op)
+            if history != nil { history!.note(op.op()) }
+            switch change {
+            case .none: return
+            case .hidden: break
+            case .page(let p): touched.insert(p)
+            }
+            byActor[op.hlc.actor, default: 0] += 1
+            if !model.alsoTouched.isEmpty {
+                touched.formUnion(model.alsoTouched)
+                model.alsoTouched.removeAll()
+            }
+        }
+        for d in deliveries {
+            if case .read(_, true, _, _, _) = d.outcome { report.reread.append(d.name) }
+        }
+        for (a, n) in byActor { report.appliedByActor[a.description] = n }
+        report.applied = byActor.values.reduce(0, +)
+        dirty.formUnion(touched)
+        report.dirtyPages = touched.compactMap { model.pages[$0]?.relativePath }.sorted()
+        return report
     }
 
     // MARK: projection

@@ -23,7 +23,7 @@ private func sameBlock(_ a: Block?, _ b: Block?) -> Bool {
     o = op(.createBlock, c); o.page = BlockID.random(); o.pos = "z"; o.text = "orphan page"; ops.append(o)
     o = op(.createBlock, a); o.page = page; o.pos = "q"; o.text = "duplicate create is a no-op"; ops.append(o)
     o = op(.updateBlock, b); o.text = "edited\nline"; o.props = [Property("captured-at", "x")]; ops.append(o)
-    o = op(.moveBlock, a); o.parent = b; o.pos = "b"; ops.append(o)  // a cycle: skipped
+    o = op(.moveBlock, a); o.parent = b; o.pos = "b"; ops.append(o)  // a cycle until b moves away
     o = op(.moveBlock, b); o.pos = "zz"; ops.append(o)  // to the top level: raises maxTopPos
     ops.append(op(.deleteBlock, c))
     o = op(.setPreamble, page); o.text = "title:: day"; ops.append(o)
