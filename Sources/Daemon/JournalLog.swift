@@ -16,6 +16,8 @@ public enum MessageID: String, CaseIterable, Sendable {
     case stopping = "e4257acdb567406784581cc1b2a7f595"
     /// A transient error (EIO, ENOSPC, EMFILE): the capture is kept and the drain retried.
     case retrying = "2b77b075446d4a17a1e9a8ef9e6432fe"
+    /// Another device's ops, delivered by a sync tool, merged into this device's workspace.
+    case merged = "9c9b8d80ff6443feb261e787220db58b"
 }
 
 public final class JournalLog {

@@ -30,6 +30,9 @@ public final class OutlDaemon {
     var ringReleaseAt: UInt64? = nil
     /// When page files whose changes wait for other devices' ops are due to be judged again.
     var judgeWaitingAt: UInt64? = nil
+    /// Other devices' ops merged since start, and what the last merge did (for STATUS=).
+    var merged = 0
+    var lastMerge: String? = nil
     static let ringIdleRelease: UInt64 = 10_000_000_000
     let drainOptions = DrainOptions.fromEnvironment()
 
@@ -261,8 +264,28 @@ public final class OutlDaemon {
         return (drain, rescan)
     }
 
-    /// Merges what other devices' op files gained (the projection of the pages it touches follows).
+    /// Merges what other devices' op files gained; the pages it touches are dirty, and the caller
+    /// projects them. One journal entry per device that brought new ops.
     private func mergeOtherDevices() async {
+        let report: MergeReport
+        do { report = try await workspace.mergeForeignOps() } catch {
+            log.warning("merging other devices' ops: \(error)")
+            return
+        }
+        for name in report.reread {
+            log.info("\(name) changed before what was already read; read it again from its start")
+        }
+        guard report.applied > 0 else { return }
+        for (device, n) in report.appliedByActor.sorted(by: { $0.key < $1.key }) {
+            log.info("merged \(n) op\(n == 1 ? "" : "s") from device \(device)", id: .merged,
+                     fields: ["OUTL_DEVICE": device, "OUTL_MERGED_OPS": "\(n)",
+                              "OUTL_PAGES": report.dirtyPages.joined(separator: " ")])
+        }
+        merged += report.applied
+        lastMerge = report.appliedByActor.count == 1
+            ? "merged \(report.applied) ops from device \(report.appliedByActor.keys.first!.prefix(8))…"
+            : "merged \(report.applied) ops from \(report.appliedByActor.count) devices"
+        publishStatus()
     }
 
     /// Judges the page files that wait for other devices' ops, and sets when to judge them next.
@@ -307,6 +330,7 @@ public final class OutlDaemon {
         var s = retryAt == nil ? "idle" : "retrying in \(formatDuration(backoff.delay))"
         s += "; \(drainLog.drained) drained, \(drainLog.rejected) rejected, "
         s += waiting == 0 ? "inbox empty" : "\(waiting) waiting"
+        if let m = lastMerge { s += "; \(m)" }
         if let e = lastError { s += "; last error: \(e)" }
         ServiceNotifier.status(s)
     }

@@ -237,12 +237,15 @@ func liveMergeCase(seed: UInt64, covered: inout Set<String>) throws -> [String] 
     if live.clock.last.wall < newest.wall || (live.clock.last.wall == newest.wall && live.clock.last.counter < newest.counter) {
         problems.append("clock \(live.clock.last) is behind the newest merged op \(newest)")
     }
-    // A fresh boot over the same files (another device: every file is foreign to it).
+    // A fresh boot over the same files (another device: every file is foreign to it). One write
+    // actor per workspace on a machine: the live one lets go first.
+    let a = modelState(live)
+    live.close()
     let fresh = try openCore(root, state: dir.sub("state-fresh"))
     covered.formUnion(coverage(fresh.model, rereads: rereads))
     if conflicts > 0 { covered.insert("a conflict copy") }
     if localOps > 0 { covered.insert("local ops between merges") }
-    let a = modelState(live), b = modelState(fresh)
+    let b = modelState(fresh)
     if a != b {
         problems.append("live merge and fresh boot differ:\n" + zip(a, b).filter { $0 != $1 }.prefix(6)
             .map { "live:  \($0)\nfresh: \($1)" }.joined(separator: "\n") + (a.count != b.count ? "\n(\(a.count) vs \(b.count) lines)" : ""))
@@ -261,7 +264,6 @@ func liveMergeCase(seed: UInt64, covered: inout Set<String>) throws -> [String] 
                 .map { "stamp order: \($0)\nboot:        \($1)" }.joined(separator: "\n"))
         }
     }
-    live.close()
     fresh.close()
     return problems
 }
