@@ -79,4 +79,37 @@ import TestSupport
         #expect(readText(Path.join(h.workspace, ".stignore")) == "// mine\n")
         #expect(again.stop() == 0)
     }
+
+    /// Copies `rel` from one device's workspace to another's as Syncthing does: a temporary
+    /// `.syncthing.NAME.tmp` in the target directory, renamed over the file.
+    func deliver(_ rel: String, from: OutlHome, to: OutlHome) throws {
+        let src = Path.join(from.workspace, rel), dst = Path.join(to.workspace, rel)
+        let tmp = Path.join(Path.parent(of: dst), ".syncthing.\(Path.lastComponent(dst)).tmp")
+        try FileManager.default.createDirectory(atPath: Path.parent(of: dst), withIntermediateDirectories: true)
+        try writeText(tmp, readText(src) ?? "")
+        try Sys.rename(tmp, dst)
+    }
+
+    @Test func a_page_delivered_before_its_ops_waits_for_them_and_is_never_recorded_here() throws {
+        let laptop = try OutlHome(), desktop = try OutlHome()
+        _ = try laptop.captureID("line from the laptop")
+        #expect(try laptop.outld(["--once"]).status == 0)
+        #expect(laptop.journal().contains("- line from the laptop"))
+        let d = try desktop.start(extraEnv: ["OUTL_SYNC_SETTLE_MS": "60000"])
+        #expect(eventually { d.log.contains("ready") })
+        _ = try desktop.captureID("line from the desktop")
+        #expect(eventually { desktop.journal().contains("- line from the desktop") })
+        let own = Path.join(Path.join(desktop.workspace, ".outl/ops"), desktop.opsFiles().first!)
+        // The laptop's page lands first: its block's op is not here, so nothing is taken from it.
+        try deliver("journals/2026_12_02.md", from: laptop, to: desktop)
+        #expect(eventually { d.log.contains("waiting for other devices' ops") }, "\(d.log)")
+        #expect(!(readText(own) ?? "").contains("line from the laptop"), "the desktop recorded the laptop's capture")
+        // Then the laptop's op log: merged live, the page explained, both lines shown.
+        try deliver(".outl/ops/\(laptop.opsFiles().first!)", from: laptop, to: desktop)
+        #expect(eventually { desktop.journal().contains("- line from the laptop") && desktop.journal().contains("- line from the desktop") },
+                "\(desktop.journal())\n\(d.log)")
+        #expect(d.log.contains("merged 2 ops from device"), "\(d.log)")
+        #expect(!(readText(own) ?? "").contains("line from the laptop"), "the desktop recorded the laptop's capture")
+        #expect(d.stop() == 0)
+    }
 }

@@ -330,10 +330,14 @@ def check_leftovers(devs):
         for dirpath, dirs, names in os.walk(ws):
             for n in names + dirs:
                 rel = os.path.relpath(os.path.join(dirpath, n), ws)
-                if ".sync-conflict-" in n:
-                    conflicts.append(f"{d}: {rel}")
-                elif n.startswith(".syncthing.") or n.startswith("~syncthing~"):
+                # Syncthing's own temporaries come first: a pull of a conflict copy that the
+                # other device's outld removed meanwhile leaves `.syncthing.X.sync-conflict-….tmp`,
+                # which Syncthing keeps to resume and removes itself (keepTemporariesH); no copy
+                # of a page under its final name is left, which is what a person would see.
+                if n.startswith(".syncthing.") or n.startswith("~syncthing~"):
                     temps.append(f"{d}: {rel}")
+                elif ".sync-conflict-" in n:
+                    conflicts.append(f"{d}: {rel}")
         inbox = os.path.join(ws, ".outl/captures")
         rej = os.path.join(inbox, "rejected")
         if os.path.isdir(rej):
