@@ -32,7 +32,7 @@ public struct HLC: Comparable, Hashable, Sendable {
     }
 }
 
-/// The device's clock: `tick` for a new local op, `observe` for every op read at boot.
+/// The device's clock: `tick` for a new local op, `observe` for every op read (at boot and in each live merge).
 public struct HLClock: Sendable {
     public let actor: BlockID
     public private(set) var last: HLC

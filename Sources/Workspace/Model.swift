@@ -91,7 +91,7 @@ public struct Model: Sendable {
     mutating func change<O: OpFields>(_ op: O) -> Change {
         opsApplied += 1
         let c = applyFields(op)
-        if c == .none { opsSkipped += 1 }
+        if case .none = c { opsSkipped += 1 }
         return c
     }
 
@@ -191,7 +191,10 @@ public struct Model: Sendable {
         if op.hlc == current { return .none }
         var e = blocks.edits[r]
         var change = Change.none
-        if op.parent == nil { Model.raiseMaxTopPos(&pages.values[pageIndex(op.page)].maxTopPos, op) }
+        if op.parent == nil {
+            let pi = pageIndex(op.page)
+            Model.raiseMaxTopPos(&pages.values[pi].maxTopPos, op)
+        }
         let newPage = op.page != row.page && !(e?.otherPages.contains(op.page) ?? false)
         if newPage {
             // The block is listed on every page it is created on; tree(of:) shows it on its row's page.

@@ -1,5 +1,6 @@
-// Op: one change to the workspace, the unit of the op log. Ops are idempotent and applied in HLC order;
-// an op kind this build does not know is kept in the log and skipped (`.unknown`), never fatal.
+// Op: one change to the workspace, the unit of the op log. Ops are idempotent and commute: the model is a
+// function of the set of ops applied, in any order (see Model); an op kind this build does not know
+// is kept in the log and skipped (`.unknown`), never fatal.
 public struct Property: Hashable, Sendable {
     public var key: String
     public var value: String

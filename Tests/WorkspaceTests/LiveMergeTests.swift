@@ -394,6 +394,28 @@ func opsDir(_ root: String) -> String { Path.join(root, ".outl/ops") }
     await ws.close()
 }
 
+@Test func a_conflict_copy_of_another_devices_op_file_is_merged_live() async throws {
+    let t = TestWorkspace()
+    let ws = try t.open()
+    let other = BlockID.random()
+    let main = Path.join(opsDir(t.root), "ops-\(other).jsonl")
+    try Durable.makeDirectory(Path.join(t.root, ".outl"), mode: 0o755)
+    try Durable.makeDirectory(opsDir(t.root), mode: 0o755)
+    var cp = Op(hlc: HLC(wall: 1_796_206_488_000, counter: 0, actor: other), kind: .createPage, id: BlockID.journalPage(day1))
+    cp.text = day1.iso
+    let theirs = [cp] + captureOps(other, 3)
+    try deliverByRename(main, encode(theirs))
+    #expect(try await ws.mergeForeignOps().applied == 4)
+    // Syncthing kept the other version of the file as a conflict copy: it holds an op the main file lacks.
+    let only = captureOps(other, 1, wall: 1_796_206_499_000)
+    try putFile(Path.join(opsDir(t.root), "ops-\(other).sync-conflict-20261202-101010-ABCDEFG.jsonl"), encode(Array(theirs[..<2]) + only))
+    let r = try await ws.mergeForeignOps()
+    #expect(r.read == 3 && r.applied == 1 && r.dirtyPages == ["journals/\(day1.fileStem).md"])
+    _ = try await ws.projectDirtyPages()
+    #expect(fileText(t.journal(day1)).contains("- \(only[0].text)"))
+    await ws.close()
+}
+
 @Test func op_log_summaries_name_each_file_its_device_ops_and_last_op_time() async throws {
     let t = TestWorkspace()
     let ws = try t.open()

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Live merge: another device's op log of ~100,000 ops grows by one op, delivered as Syncthing delivers
+# it (a temporary file renamed over the old one). Times mergeForeignOps and projectDirtyPages (the
+# median of K deliveries) next to a full boot of the same log in the same run.
+# Floor: merge + projection at least 100x faster than the boot. Needs release binaries in
+# $OUTL_BIN_DIR (make bench).
+set -euo pipefail
+BIN=${OUTL_BIN_DIR:-$(swift build -c release --show-bin-path)}
+OUT=${BENCH_OUT:-$(mktemp -d /tmp/outl-bench-merge.XXXXXX)}
+mkdir -p "$OUT"
+N=${MERGE_CAPTURES:-99000}   # captures, plus one createPage per 100 of them: ~100,000 ops
+K=${MERGE_ROUNDS:-9}
+FLOOR=100
+other="$OUT/other"; ws="$OUT/ws"; st="$OUT/state"
+rm -rf "$other" "$ws" "$st" "$OUT/state-other"; mkdir -p "$st" "$OUT/state-other" "$ws/.outl/ops"
+# The other device writes its log through the real encoder; this device starts with all of it but
+# the last K lines (K single captures), which arrive one delivery at a time.
+"$BIN/outl" --workspace "$other" --state-dir "$OUT/state-other" debug-generate $((N + K))
+full=$(ls "$other"/.outl/ops/ops-*.jsonl)
+target="$ws/.outl/ops/$(basename "$full")"
+head -n "-$K" "$full" > "$target"
+sync  # the setup's writeback is not the boot's
+line=$("$BIN/outl" --workspace "$ws" --state-dir "$st" debug-merge "$full" "$target" "$K")
+val() { sed -n "s/.*$1=\([0-9.e-]*\).*/\1/p" <<<"$line"; }
+boot=$(val boot_seconds); merge=$(val merge_seconds); project=$(val project_seconds); both=$(val merge_project_seconds)
+awk -v ops="$(val boot_ops)" -v boot="$boot" -v merge="$merge" -v project="$project" -v both="$both" \
+    -v applied="$(val applied)" -v k="$K" -v floor="$FLOOR" 'BEGIN {
+  printf "%-9s %10s %10s %12s %14s %8s %8s\n", "ops", "boot_ms", "merge_ms", "project_ms", "merge+proj_ms", "x_boot", "floor_x"
+  printf "%-9s %10.2f %10.3f %12.3f %14.3f %8.0f %8d\n", ops, boot * 1000, merge * 1000, project * 1000, both * 1000, boot / both, floor
+  printf "(median of %d deliveries of one op each; %d ops applied; merge alone: %.0fx the boot)\n", k, applied, boot / merge
+}'
+[ -n "${BENCH_OUT:-}" ] || rm -rf "$OUT"
