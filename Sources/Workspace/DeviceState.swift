@@ -172,6 +172,14 @@ enum DeviceState {
 }
 
 public enum WorkspaceLock {
+    /// This device's actor id for `root` (UUID spelling), read without the lock and never minted:
+    /// nil when this device has not written to the workspace yet.
+    public static func deviceActor(root: String, stateDirectory: String?) -> String? {
+        let path = Path.join(DeviceState.directory(root: root, stateDirectory: stateDirectory), "actor")
+        guard let bytes = try? Durable.readRegularFile(path, limit: 256) else { return nil }
+        return BlockID(String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace })?.description
+    }
+
     /// The pid holding the device write lock of `root`, or nil when it is free.
     /// A holder whose pid cannot be read is reported as 0.
     public static func owner(root: String, stateDirectory: String?) -> Int32? {

@@ -213,7 +213,9 @@ final class WorkspaceCore {
             try io(tmpDir) { try Durable.makeDirectory(tmpDir, mode: 0o700) }
             let temp = Path.join(tmpDir, Path.lastComponent(path) + ".tmp")
             try? Sys.unlink(temp)
-            try io(path) { try Durable.publish(bytes, to: path, via: temp, mode: 0o644) }
+            // The temp lives in .outl/tmp and is removed before each use, so its departure need not be
+            // durable: one fsync of the file and one of its directory make the page durable.
+            try io(path) { try Durable.publish(bytes, to: path, via: temp, mode: 0o644, syncTempDirectory: false) }
             wrote = true
         }
         try saveBase(pageID, path: path, bytes)

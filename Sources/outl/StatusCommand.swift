@@ -1,0 +1,48 @@
+// StatusCommand: `outl status`, which answers "has my laptop's line reached this machine?": the
+// workspace, this device's actor, every device's op log (ops, time of its last op) and every inbox
+// with the captures waiting in it. Reads files only: no write lock, so it runs beside outld.
+#if canImport(Glibc)
+import Glibc
+#endif
+import CaptureFormat
+import SystemCalls
+import Workspace
+
+enum StatusCommand {
+    /// The report, one fact per line. `owner` is the pid of the running outld, if any.
+    static func report(root: String, stateDirectory: String?, inboxes: [String]) throws -> String {
+        let me = WorkspaceLock.deviceActor(root: root, stateDirectory: stateDirectory)
+        var out = "workspace  \(root)\n"
+        out += "device     \(me ?? "(none yet: this device has written nothing here)")\n"
+        if let pid = WorkspaceLock.owner(root: root, stateDirectory: stateDirectory) {
+            out += "outld      running" + (pid > 0 ? " (pid \(pid))" : "") + "\n"
+        } else {
+            out += "outld      not running\n"
+        }
+        let logs = try Workspace.opLogSummaries(root: root)
+        out += "op logs    \(logs.count)\n"
+        for l in logs {
+            var who = l.actor.isEmpty ? "unknown device" : "device \(l.actor)"
+            if l.actor == me { who += " (this device)" }
+            if l.conflictCopy { who += " (conflict copy \(l.file))" }
+            let last = l.lastOpWall.map(localTime) ?? "no op yet"
+            out += "  \(who)  \(l.ops) op\(l.ops == 1 ? "" : "s")  last op \(last)\n"
+        }
+        out += "inboxes    \(inboxes.count)\n"
+        for inbox in inboxes {
+            let waiting = ((try? Sys.readDirectory(inbox)) ?? []).filter(CaptureName.isFinal).count
+            out += "  \(inbox)  \(waiting == 0 ? "empty" : "\(waiting) waiting")\n"
+        }
+        return out
+    }
+
+    /// "2026-12-02 18:40:46 +0100": local time with its offset, as a person reads it.
+    static func localTime(_ ms: Int64) -> String {
+        var t = time_t(ms / 1000)
+        var tm = tm()
+        localtime_r(&t, &tm)
+        var buf = [CChar](repeating: 0, count: 64)
+        let n = strftime(&buf, buf.count, "%Y-%m-%d %H:%M:%S %z", &tm)
+        return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
