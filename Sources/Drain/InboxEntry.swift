@@ -7,6 +7,9 @@
 //  * a directory: fstat says S_IFDIR; set aside (rename moves the directory, not its contents);
 //  * a file of another user: fstat's st_uid must be ours (only root's daemon could be tricked
 //    into reading it, and an inbox is per user), set aside unread;
+//  * a hard link with a final-form name to some other file of the same user (as Postfix's
+//    safe_open.c refuses st_nlink != 1): set aside unread, so the drain never reads, and never
+//    deletes the content of, a file that has another name elsewhere; writers publish by rename;
 //  * a huge file: fstat's size is checked against the limit before any read, and the read is
 //    bounded by the limit too, in case the file grows while it is read;
 //  * a file that vanishes between the scan and the open (another drainer, a sync tool): ENOENT
@@ -69,6 +72,8 @@ enum InboxEntry {
         case S_IFREG:
             if st.st_uid != euid {
                 reason = "is owned by uid \(st.st_uid), not by this user (\(euid)): not read"
+            } else if st.st_nlink != 1 {
+                reason = "has \(st.st_nlink) hard links (another name points at the same file): not read"
             } else if Int(st.st_size) > CaptureFile.maxFileBytes {
                 reason = "is \(st.st_size) bytes, over the \(CaptureFile.maxFileBytes)-byte limit: not read"
             } else {

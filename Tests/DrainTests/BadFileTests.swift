@@ -91,6 +91,16 @@ import Workspace
         #expect(readText(secret) == #"{"text":"secret that must not land"}"#)
     }
 
+    @Test func hard_link_to_another_file_is_rejected_unread() async throws {
+        let target = TempDir("target")
+        let other = target.sub("notes.json")
+        try writeText(other, #"{"text":"a file of mine that lives elsewhere"}"#)
+        try await expectRejected("hard link", reasonContains: "hard links") { _, p in
+            #expect(link(other, p) == 0)
+        }
+        #expect(readText(other) == #"{"text":"a file of mine that lives elsewhere"}"#, "the other name's file is untouched")
+    }
+
     @Test func symlink_to_etc_passwd_is_rejected() async throws {
         try await expectRejected("passwd", reasonContains: "symbolic link") { _, p in
             try FileManager.default.createSymbolicLink(atPath: p, withDestinationPath: "/etc/passwd")
