@@ -66,15 +66,23 @@ enum DeviceState {
             try io(root) { try Durable.makeDirectory(root, mode: 0o755) }
         }
         let fd = try io(root) { try Sys.open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        try lockExclusively(fd, path: root, holder: flockHolder)
+        return fd
+    }
+
+    /// flock(LOCK_EX | LOCK_NB) on `fd`, or `.locked` naming the holder (closing `fd` on failure).
+    /// A holder that is this very process is a lock we released a moment ago whose fd a just-forked
+    /// child still shares until its exec closes it (O_CLOEXEC): that clears within milliseconds and
+    /// is waited out, as is a holder that cannot be named; any other holder fails at once.
+    static func lockExclusively(_ fd: Int32, path: String, holder: (Int32) -> Int32?) throws {
         var waitedForOurOwnLock = 0
         while true {
             do {
                 try Sys.flock(fd, LOCK_EX | LOCK_NB)
-                return fd
+                return
             } catch let e as Errno where e == .EWOULDBLOCK || e == .EAGAIN {
-                let pid = flockHolder(fd)
-                // As in `lock`: our own just-closed lock, still shared by a child until its exec.
-                if pid == getpid() && waitedForOurOwnLock < 200 {
+                let pid = holder(fd)
+                if (pid == nil || pid == getpid()) && waitedForOurOwnLock < 200 {
                     waitedForOurOwnLock += 1
                     usleep(10_000)
                     continue
@@ -83,7 +91,7 @@ enum DeviceState {
                 throw WorkspaceError.locked(ownerPID: pid)
             } catch let e as Errno {
                 Sys.close(fd)
-                throw WorkspaceError.io(e, path: root)
+                throw WorkspaceError.io(e, path: path)
             }
         }
     }
@@ -115,28 +123,7 @@ enum DeviceState {
         try io(dir) { try Durable.makeDirectory(dir, mode: 0o700) }
         let path = Path.join(dir, "lock")
         let fd = try io(path) { try Sys.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600) }
-        var waitedForOurOwnLock = 0
-        while true {
-            do {
-                try Sys.flock(fd, LOCK_EX | LOCK_NB)
-                break
-            } catch let e as Errno where e == .EWOULDBLOCK || e == .EAGAIN {
-                let pid = readPID(fd)
-                // The lock names this very process: a workspace we closed a moment ago whose lock
-                // fd a just-forked child still shares until its exec closes it (O_CLOEXEC). That
-                // clears within milliseconds; anything else is a real owner and fails at once.
-                if pid == getpid() && waitedForOurOwnLock < 200 {
-                    waitedForOurOwnLock += 1
-                    usleep(10_000)
-                    continue
-                }
-                Sys.close(fd)
-                throw WorkspaceError.locked(ownerPID: pid)
-            } catch let e as Errno {
-                Sys.close(fd)
-                throw WorkspaceError.io(e, path: path)
-            }
-        }
+        try lockExclusively(fd, path: path, holder: readPID)
         do {
             try Sys.ftruncate(fd, 0)
             let text = Array("\(getpid())\n".utf8)
