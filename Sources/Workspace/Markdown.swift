@@ -97,7 +97,7 @@ public enum Markdown {
                 out.append(contentsOf: line)
             } else {
                 Escapes.escape(line, first: k == 0, escapeOpener: plan.escapeOpener[k],
-                               beforeMeta: hasMeta && k == plan.metaAfter, into: &out)
+                               notLast: k < lines.count - 1 || hasMeta && k == plan.metaAfter, into: &out)
             }
             out.append(LF)
             if hasMeta && k == plan.metaAfter { meta(b, depth: depth, idFirst: plan.idFirst, &out) }
@@ -299,9 +299,6 @@ public enum Markdown {
             for x in d...last { inDrawer.insert(x) }
             d = last + 1
         }
-        // Render puts the metadata after one line (the first, or the line closing a code block the
-        // first line opens); a trailing backslash there carries one more (Escapes, site E).
-        let metaStart = min(group.isEmpty ? lines.count : group.lowerBound, inDrawer.min() ?? lines.count)
         var text: [UInt8] = []
         var t = 0
         for (x, l) in lines.enumerated() where !group.contains(x) && !inDrawer.contains(x) {
@@ -309,8 +306,7 @@ public enum Markdown {
             if n.region[x] == 1 {
                 text.append(contentsOf: l)
             } else {
-                Escapes.unescape(l, first: t == 0, beforeMeta: metaStart < lines.count && x + 1 == metaStart,
-                                 into: &text)
+                Escapes.unescape(l, first: t == 0, notLast: x < lines.count - 1, into: &text)
             }
             t += 1
         }
@@ -456,40 +452,43 @@ struct Regions {
 /// CommonMark would read as a new block or as the block's metadata gets one backslash right before
 /// the ASCII punctuation that opens the construct, never before a letter or a space. Both read
 /// `\` + ASCII punctuation as that character: CommonMark 0.31 §2.4 (backslash escapes), mldoc
-/// `lib/parsers.ml` `md_escape_chars` with `lib/syntax/type_op.ml` `unescaped_md_string`. Every
-/// physical line is tried against mldoc's block parsers (`lib/mldoc_parser.ml` `parsers`: Directive,
-/// Drawer, Heading, … before Paragraph), whatever its indentation and whichever block it is in.
+/// `lib/parsers.ml` `md_escape_chars` with `lib/syntax/type_op.ml` `unescaped_md_string`. mldoc tries
+/// every physical line against its block parsers (`lib/mldoc_parser.ml` `parsers`: Directive, Drawer,
+/// Heading, … before Paragraph), whatever its indentation and whichever block it stands in.
 ///
-/// Sites, each a run of k >= 0 backslashes at a fixed place; an escape makes it k + 1, so a person's
-/// own backslashes there survive, and parse takes one away:
-/// * A, line start (after the line's own spaces and tabs), any line:
+/// Sites, each a run of k >= 0 backslashes at a fixed place whose predicate does not depend on k; an
+/// escape makes the run k + 1 (so a person's own backslashes there survive) and parse takes one away:
+/// * A, line start (after the line's own blanks), any line:
 ///   `-` + blank or end: a block (mldoc `lib/syntax/heading0.ml` `level`; CommonMark §5.2 list item);
 ///   `#+NAME:`: a directive, hoisted into the page's properties (`lib/syntax/directive.ml`; Logseq
 ///   `graph_parser/mldoc.cljc` `collect-page-properties`), or a property (`lib/syntax/drawer.ml`
-///   `parse2`); `:NAME:` alone: a drawer (`drawer.ml` `drawer_name`, `:PROPERTIES:` likewise);
-///   ``` or ~~~ that does not open a code block both read the same way (below): escaped so neither
-///   reads one. Later lines only: `#`… + blank or end: a heading block
-///   (`lib/syntax/markdown_level.ml`; CommonMark §4.2); a first-line heading is its author's heading
-///   block and stays. First line only: `*`/`+` + blank (CommonMark §5.2 reads a nested list where
-///   mldoc reads the block's title text) and `[label]:` (CommonMark §4.7 link reference definition,
-///   which shows nothing; mldoc `lib/syntax/footnote.ml` swallows the following lines).
-/// * B, first line only: `1.`/`1)` + blank, CommonMark's ordered list (escaped as `1\.`).
+///   `parse2`); `:NAME:` alone: a drawer (`drawer.ml` `drawer_name`; `:PROPERTIES:` likewise);
+///   a region opener (Regions: ``` ~~~ `#+BEGIN_` `$$` `\begin{` raw HTML) whose region is not
+///   kept whole (see `plan`): escaped so neither tool opens it, since an open one swallows the
+///   blocks below it. Later lines only: `#`… + blank or end, a heading block
+///   (`lib/syntax/markdown_level.ml`; CommonMark §4.2); a first-line heading is its author's
+///   heading block and stays. First line only, where CommonMark reads structure inside the list
+///   item and mldoc reads the block's title text (heading0.ml `title`): `*`/`+` + blank (§5.2),
+///   `[label]:` (§4.7 link reference definition, shown as nothing; mldoc `lib/syntax/footnote.ml`
+///   swallows the lines below), dashes only (`- ---` is a thematic break, not an item, §4.1).
+/// * B, first line only: `1.`/`1)` + blank, CommonMark's ordered list (escaped `1\.`).
 /// * C, any line: `key::` + space or end, key without blank or colon, a property line wherever it
 ///   stands (`lib/syntax/markdown_property.ml`; Logseq `graph_parser/block.cljs` `extract-blocks`
-///   takes the first property group after the bullet line): escaped as `key:\: value`.
-/// * D, first line only: every `::` + space, escaped as `:\: ` (Logseq's file writer makes a page's
+///   takes the first property group after the bullet line): escaped `key:\: value`.
+/// * D, first line only: every `::` + space, escaped `:\: ` (Logseq's file writer makes a page's
 ///   first block its page properties when its first line contains ":: ", `frontend/common/file/
 ///   core.cljs` `transform-content`).
-/// * E, the line the properties follow: a trailing backslash run gets one more, so CommonMark does
-///   not read it as a hard line break (§6.7) that swallows it. Parse takes one away only from two or
-///   more, so a single trailing backslash written by another tool stays.
-/// Code (fenced ``` or ~~~, and `#+BEGIN_…`/`#+END_…` blocks) is written as it is, nothing escaped,
-/// when both tools see the same code block (mldoc `lib/syntax/block0.ml` `fenced_code_block` closes
-/// at the first line starting with ``` or ~~~; CommonMark §4.5 needs the same fence character, at
-/// least as long, indented at most 3) and mldoc is not inside a list, quote or footnote that swallows
-/// the fence (`lib/syntax/lists0.ml`, `block0.ml` `md_blockquote`) with a line inside that needs an
-/// escape. Properties go after the first line, or after a code block the first line opens; after a
-/// first-line quote `id::` comes first, since mldoc's quote stops at an `id:: ` line (`md_blockquote`).
+/// * E, every line of the block but its last: a trailing backslash run gets one more, so CommonMark
+///   does not read it as a hard line break (§6.7) and drop it (mldoc shows it: Markdown has no hard
+///   break in `lib/syntax/inline.ml`). Parse takes one away only from two or more, so a single
+///   trailing backslash another tool wrote stays.
+/// A code region (a fence, `#+BEGIN_…`, `$$`, `\begin{…}`, raw HTML) is written as it is, nothing
+/// escaped, when both tools read it the same way (for a fence: CommonMark §4.5 closes it on the same
+/// line mldoc does, same character, at least as long, indented at most 3) and mldoc is not inside a
+/// list, quote or footnote that swallows the opener (`lib/syntax/lists0.ml`, `block0.ml`
+/// `md_blockquote`) while a line inside needs an escape. Properties go after the first line, or
+/// after the region the first line opens; after a first-line quote `id::` comes first, since
+/// mldoc's quote ends at an `id:: ` line (`md_blockquote`) and would swallow the others.
 enum Escapes {
     enum Kind { case lineStart, opener, latex, ordered, property, trailing }
     struct Site { var at: Int; var run: Int; var kind: Kind }
@@ -654,6 +653,12 @@ enum Escapes {
         return hasPrefixCI(t[(t.startIndex + 6)...], String(decoding: name, as: UTF8.self).lowercased())
     }
 
+    /// Dashes and blanks only, two dashes or more: after the bullet's `- ` CommonMark reads the
+    /// whole line as a thematic break, which wins over the list item (§4.1), and the block is gone.
+    static func isDashRule(_ r: Line) -> Bool {
+        r.allSatisfy { $0 == DASH || isBlank($0) } && r.lazy.filter { $0 == DASH }.count >= 2
+    }
+
     static func isListMarker(_ r: Line) -> Bool {
         guard let c = r.first, c == STAR || c == PLUS else { return false }
         return blankOrEnd(r, r.startIndex + 1)
@@ -701,13 +706,13 @@ enum Escapes {
 
     /// Every escape site of a line (see the type's comment), found the same way on a text line and
     /// on its escaped form: a site's place and predicate do not depend on the length of its run.
-    static func sites(_ l: Line, first: Bool, beforeMeta: Bool) -> [Site] {
+    static func sites(_ l: Line, first: Bool, notLast: Bool) -> [Site] {
         var out: [Site] = []
         let a = afterIndent(l)
         let ra = runEnd(l, from: a)
         let r = l[ra...]
         if isBullet(r) || (!first && isHeading(r)) || isDirective(r) || isDrawerLine(r)
-            || (first && (isListMarker(r) || isLinkDefinition(r))) {
+            || (first && (isListMarker(r) || isLinkDefinition(r) || isDashRule(r))) {
             out.append(Site(at: a, run: ra - a, kind: .lineStart))
         } else if opensRegion(r) {
             out.append(Site(at: a, run: ra - a, kind: .opener))
@@ -744,7 +749,7 @@ enum Escapes {
                 p += 1
             }
         }
-        if beforeMeta, l.last == BS {
+        if notLast, l.last == BS {
             var s = l.endIndex
             while s > l.startIndex, l[s - 1] == BS { s -= 1 }
             out.append(Site(at: s, run: l.endIndex - s, kind: .trailing))
@@ -764,9 +769,9 @@ enum Escapes {
     }
 
     /// Writes `l` with render's escapes.
-    static func escape(_ l: Line, first: Bool, escapeOpener: Bool, beforeMeta: Bool, into out: inout [UInt8]) {
+    static func escape(_ l: Line, first: Bool, escapeOpener: Bool, notLast: Bool, into out: inout [UInt8]) {
         var at: [Int] = []
-        for s in sites(l, first: first, beforeMeta: beforeMeta) where escapes(s, escapeOpener: escapeOpener) {
+        for s in sites(l, first: first, notLast: notLast) where escapes(s, escapeOpener: escapeOpener) {
             at.append(s.at)
         }
         if at.isEmpty { out.append(contentsOf: l); return }
@@ -781,9 +786,9 @@ enum Escapes {
     }
 
     /// Writes `l` with render's escapes undone: one backslash from each site's run.
-    static func unescape(_ l: Line, first: Bool, beforeMeta: Bool, into out: inout [UInt8]) {
+    static func unescape(_ l: Line, first: Bool, notLast: Bool, into out: inout [UInt8]) {
         var at: [Int] = []
-        for s in sites(l, first: first, beforeMeta: beforeMeta) where s.run >= (s.kind == .trailing || s.kind == .latex ? 2 : 1) {
+        for s in sites(l, first: first, notLast: notLast) where s.run >= (s.kind == .trailing || s.kind == .latex ? 2 : 1) {
             at.append(s.at)
         }
         if at.isEmpty { out.append(contentsOf: l); return }
@@ -834,8 +839,8 @@ enum Escapes {
         return d > r.startIndex && d < r.endIndex && r[d] == DOT && blankOrEnd(r, d + 1)
     }
 
-    static func needsEscape(_ l: Line) -> Bool {
-        sites(l, first: false, beforeMeta: false).contains { escapes($0, escapeOpener: false) }
+    static func needsEscape(_ l: Line, notLast: Bool = true) -> Bool {
+        sites(l, first: false, notLast: notLast).contains { escapes($0, escapeOpener: false) }
     }
 
     static func plan(_ lines: [Line], hasMeta: Bool) -> Plan {
@@ -846,7 +851,8 @@ enum Escapes {
         var i = 0
         while i < n {
             let l = lines[i]
-            if let c = regions.close(l, at: i) {
+            // A drawer in a text is escaped, never kept (SPEC 2.2); code regions may be kept.
+            if let c = regions.close(l, at: i), c.kind == .code {
                 // Left whole only when both tools read the same region and no escape is lost:
                 // CommonMark must close a fence on the same line (§4.5); the closing line must end
                 // there (mldoc reads on after it); on the first line no `:: ` may hide in it; where
@@ -854,12 +860,18 @@ enum Escapes {
                 var ok = true
                 if startsFence(l[afterIndent(l)...]) != nil {
                     ok = cmOpener(l).map { cmCloses(l, lines[c.line], length: $0) } ?? false
+                } else if c.line > i {
+                    // CommonMark reads no region here but lines, and a fence among them would be
+                    // its code block, maybe swallowing the properties: none may open one.
+                    ok = !lines[(i + 1)...c.line].contains { startsFence($0[afterIndent($0)...]) != nil }
                 }
-                if ok, !lines[c.line][c.after...].allSatisfy(isBlank) {
-                    ok = !needsEscape(lines[c.line][c.after...]) && !opensRegion(lines[c.line][c.after...])
+                let tail = lines[c.line][c.after...]
+                if ok, !tail.allSatisfy(isBlank) {
+                    ok = !needsEscape(tail, notLast: false) && !opensRegion(tail[afterIndent(tail)...])
                 }
-                if ok, i == 0 { ok = !sites(l, first: true, beforeMeta: false).contains { $0.kind == .property } }
-                if ok, inRun, c.line > i { ok = !lines[(i + 1)..<c.line].contains(where: needsEscape) }
+                if ok, tail.last == BS, c.line < n - 1 || hasMeta && i == 0 { ok = false }
+                if ok, i == 0 { ok = !sites(l, first: true, notLast: false).contains { $0.kind == .property } }
+                if ok, inRun, c.line > i { ok = !lines[(i + 1)..<c.line].contains { needsEscape($0) } }
                 if ok {
                     for x in i...c.line { p.inRegion[x] = true }
                     if i == 0 { p.metaAfter = c.line }
