@@ -871,7 +871,7 @@ enum Escapes {
                 }
                 if ok, tail.last == BS, c.line < n - 1 || hasMeta && i == 0 { ok = false }
                 if ok, i == 0 { ok = !sites(l, first: true, notLast: false).contains { $0.kind == .property } }
-                if ok, inRun, c.line > i { ok = !lines[(i + 1)..<c.line].contains { needsEscape($0) } }
+                if ok, inRun { ok = !lines[i...c.line].contains { needsEscape($0, notLast: true) } }
                 if ok {
                     for x in i...c.line { p.inRegion[x] = true }
                     if i == 0 { p.metaAfter = c.line }

@@ -11,6 +11,8 @@ public struct WorkspaceOptions {
     public var bootProgress: ((_ bytesRead: Int, _ totalBytes: Int) -> Void)?  // for EXTEND_TIMEOUT_USEC
     /// Where warnings go (a torn tail cut, hand edits reconciled); default: stderr.
     public var log: ((String) -> Void)?
+    /// How a new day's journal file is named (outld.conf `journal-file-format`); either is read.
+    public var journalFileFormat: JournalFileFormat = .logseq
     public init(root: String) {
         self.root = root
         self.stateDirectory = nil
