@@ -72,8 +72,14 @@ public enum Markdown {
     public static func render(_ page: MDPage) -> [UInt8] {
         var out: [UInt8] = []
         if !page.preamble.isEmpty {
-            normalize(Array(page.preamble.utf8)[...], newline: LF, into: &out)
-            out.append(LF)
+            var pre: [UInt8] = []
+            normalize(Array(page.preamble.utf8)[...], newline: LF, into: &pre)
+            let lines = pre.split(separator: LF, omittingEmptySubsequences: false)
+            let raw = Escapes.preambleRaw(lines)
+            for (k, l) in lines.enumerated() {
+                if raw[k] { out.append(contentsOf: l) } else { Escapes.escapePreamble(l, into: &out) }
+                out.append(LF)
+            }
         }
         for b in page.blocks { render(b, depth: 0, &out) }
         return out
@@ -118,7 +124,8 @@ public enum Markdown {
         for p in b.props where !isDrawerKey(p.key) {
             pad(depth + 1, &out)
             // A key is what mldoc reads as one: no blank, no colon (markdown_property.ml).
-            var key = Array(p.key.utf8)
+            var key: [UInt8] = []
+            normalize(Array(p.key.utf8)[...], newline: UInt8(ascii: "_"), into: &key)
             if key.isEmpty { key = [UInt8(ascii: "_")] }
             for (i, c) in key.enumerated() where !Escapes.isKeyByte(c) { key[i] = UInt8(ascii: "_") }
             out.append(contentsOf: key)
@@ -182,6 +189,7 @@ public enum Markdown {
         let regions = Regions(lines)
 
         var preamble: [Line] = []
+        var preambleRaw: [Bool] = []    // inside the front matter or a region: as written
         var roots: [Node] = []
         var stack: [Node] = []
         var regionEnd = -1       // the last line of the code block or drawer a line opened
@@ -191,6 +199,7 @@ public enum Markdown {
         if let first = lines.first, trimmed(first).elementsEqual("---".utf8),
            let end = lines.indices.dropFirst().first(where: { trimmed(lines[$0]).elementsEqual("---".utf8) }) {
             preamble = Array(lines[0...end])
+            preambleRaw = [Bool](repeating: true, count: end + 1)
             k = end + 1
         }
         while k < lines.count {
@@ -219,6 +228,7 @@ public enum Markdown {
             guard let cur = stack.last else {
                 if k > regionEnd { (regionEnd, regionKind) = opened(regions.close(rest, at: k)) }
                 preamble.append(line)
+                preambleRaw.append(k <= regionEnd)
                 k += 1
                 continue
             }
@@ -244,7 +254,7 @@ public enum Markdown {
         var pre: [UInt8] = []
         for (n, l) in preamble.enumerated() {
             if n > 0 { pre.append(LF) }
-            pre.append(contentsOf: l)
+            if preambleRaw[n] { pre.append(contentsOf: l) } else { Escapes.unescapePreamble(l, into: &pre) }
         }
         return MDPage(preamble: String(decoding: pre, as: UTF8.self), blocks: roots.map(block))
     }
@@ -837,6 +847,53 @@ enum Escapes {
         var d = r.startIndex
         while d < r.endIndex, isDigit(r[d]) { d += 1 }
         return d > r.startIndex && d < r.endIndex && r[d] == DOT && blankOrEnd(r, d + 1)
+    }
+
+    // MARK: the preamble: written as it is, but a region it opens and does not close would swallow
+    // the blocks below it (a later line may close it): such an opener is escaped like a text's.
+
+    /// Per line: front matter or inside a region the preamble closes (written as it is).
+    static func preambleRaw(_ lines: [Line]) -> [Bool] {
+        var raw = [Bool](repeating: false, count: lines.count)
+        var i = 0
+        if let f = lines.first, Markdown.trimmed(f).elementsEqual("---".utf8),
+           let end = lines.indices.dropFirst().first(where: { Markdown.trimmed(lines[$0]).elementsEqual("---".utf8) }) {
+            for x in 0...end { raw[x] = true }
+            i = end + 1
+        }
+        let regions = Regions(lines)
+        while i < lines.count {
+            if let c = regions.close(lines[i], at: i) {
+                for x in i...c.line { raw[x] = true }
+                i = c.line + 1
+            } else {
+                i += 1
+            }
+        }
+        return raw
+    }
+
+    /// The preamble's one site: a run before a region opener or a drawer line at the line's start.
+    static func preambleSite(_ l: Line) -> Site? {
+        let a = afterIndent(l)
+        let ra = runEnd(l, from: a)
+        let r = l[ra...]
+        if opensRegion(r) || isDrawerLine(r) { return Site(at: a, run: ra - a, kind: .opener) }
+        if ra > a, hasPrefixCI(r, "begin{") { return Site(at: a, run: ra - a, kind: .latex) }
+        return nil
+    }
+
+    static func escapePreamble(_ l: Line, into out: inout [UInt8]) {
+        guard let s = preambleSite(l) else { out.append(contentsOf: l); return }
+        out.append(contentsOf: l[..<s.at])
+        out.append(BS)
+        out.append(contentsOf: l[s.at...])
+    }
+
+    static func unescapePreamble(_ l: Line, into out: inout [UInt8]) {
+        guard let s = preambleSite(l), s.run >= (s.kind == .latex ? 2 : 1) else { out.append(contentsOf: l); return }
+        out.append(contentsOf: l[..<s.at])
+        out.append(contentsOf: l[(s.at + 1)...])
     }
 
     static func needsEscape(_ l: Line, notLast: Bool = true) -> Bool {

@@ -90,3 +90,31 @@ func normalized(_ page: MDPage) -> MDPage {
     let text = String(decoding: Markdown.render(page), as: UTF8.self)
     #expect(text == "- line one\n  captured-at:: 2026-12-02T09:00:00Z\n  source:: cli\n  id:: \(id)\n  line two\n")
 }
+
+/// Inputs fuzz-markdown found (fuzz/corpus/fuzz-markdown/regress-*), replayed: the projection is a
+/// fixed point, and the texts of a page project to one block each.
+@Test func fuzz_markdown_regressions_stay_fixed() throws {
+    var dir = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { dir.deleteLastPathComponent() }
+    dir.appendPathComponent("fuzz/corpus/fuzz-markdown")
+    for name in ["regress-region-in-list", "regress-preamble-open-fence"] {
+        let bytes = [UInt8](try Data(contentsOf: dir.appendingPathComponent(name)))
+        let p2 = Markdown.parse(Markdown.render(Markdown.parse(bytes)))
+        #expect(Markdown.parse(Markdown.render(p2)) == p2, "\(name): not a fixed point")
+        let texts = bytes.split(separator: 0x1E, omittingEmptySubsequences: false)
+            .map { Markdown.normalizedText(String(decoding: $0, as: UTF8.self)) }
+        let page = MDPage(blocks: texts.map { MDBlock(id: BlockID.random(), text: $0, props: [Property("source", "fuzz")]) })
+        let out = Markdown.render(page)
+        #expect(Markdown.parse(out) == page, "\(name): does not read back")
+        #expect(LogseqRules.read(out).blocks.count == texts.count, "\(name): Logseq reads other blocks")
+    }
+}
+
+/// An unclosed code fence in a page's preamble is escaped: a line some block writes later would
+/// close it and swallow the blocks between.
+@Test func a_preamble_never_opens_a_region_over_the_blocks() {
+    let page = MDPage(preamble: "title:: x\n```", blocks: [MDBlock(id: BlockID.random(), text: "a"), MDBlock(id: BlockID.random(), text: "```\nb\n```")])
+    let out = Markdown.render(page)
+    #expect(String(decoding: out, as: UTF8.self).hasPrefix("title:: x\n\\```\n- a\n"))
+    #expect(Markdown.parse(out) == page)
+}
