@@ -48,6 +48,22 @@ public enum Markdown {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// A block's text and properties as a projected page holds them (what parse reads back from
+    /// render): the text normalized, a property value on one line, a key without blank or colon.
+    /// The reconciler compares a model's state in this form with a file's, so an op that carried a
+    /// CR or a control is not mistaken for an edit on a device that reads its projection.
+    public static func projected(_ text: String, _ props: [Property]) -> (text: String, props: [Property]) {
+        (normalizedText(text), props.map { p in
+            var k: [UInt8] = [], v: [UInt8] = []
+            normalize(Array(p.key.utf8)[...], newline: UInt8(ascii: "_"), into: &k)
+            for (i, c) in k.enumerated() where !Escapes.isKeyByte(c) { k[i] = UInt8(ascii: "_") }
+            if isDrawerKey(p.key) { return Property(p.key, normalizedText(p.value)) }
+            normalize(Array(p.value.utf8)[...], newline: SP, into: &v)
+            if v.allSatisfy(Escapes.isBlank) { v = [] }
+            return Property(k.isEmpty ? "_" : String(decoding: k, as: UTF8.self), String(decoding: v, as: UTF8.self))
+        })
+    }
+
     /// Appends `s` normalized; line breaks (LF, CRLF, CR) are written as `newline`.
     static func normalize(_ s: Line, newline: UInt8, into out: inout [UInt8]) {
         var i = s.startIndex
