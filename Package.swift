@@ -30,7 +30,7 @@ let package = Package(
 
         // The workspace and its inspection CLI.
         .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C"]),
-        .executableTarget(name: "outl", dependencies: ["Workspace", "CaptureInbox", "SystemCalls"]),
+        .executableTarget(name: "outl", dependencies: ["Workspace", "SystemCalls"]),
 
         // C shims and system libraries.
         .systemLibrary(name: "CLibsystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),

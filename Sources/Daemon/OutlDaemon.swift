@@ -56,7 +56,7 @@ public final class OutlDaemon {
         // 1. The workspace and the device's write lock.
         var wopts = WorkspaceOptions(root: root)
         wopts.appender = io.appender
-        wopts.journalFileFormat = config.journalFileFormat.flatMap(JournalFileFormat.init(setting:)) ?? .logseq
+        wopts.journalFileFormat = config.journalFileFormat.flatMap(JournalFileFormat.init(setting:))
         var lastExtend: UInt64 = 0
         wopts.bootProgress = { read, total in
             // A large workspace may take longer than TimeoutStartSec: ask for more, each second.

@@ -74,6 +74,19 @@ enum JournalFiles {
 
     static func exists(_ path: String) -> Bool { (try? Sys.lstat(path)) != nil }
 
+    /// How the workspace's newest journal file is named (a program without the setting follows the
+    /// one that has it); Logseq's spelling when there is none.
+    static func format(ofWorkspace root: String) -> JournalFileFormat {
+        var newest: (JournalDay, JournalFileFormat)? = nil
+        for name in (try? Sys.readDirectory(Path.join(root, "journals"))) ?? [] where name.hasSuffix(".md") {
+            let stem = String(name.dropLast(3))
+            guard let day = JournalDay(parsing: stem) else { continue }
+            let f: JournalFileFormat = stem == day.iso ? .iso : .logseq
+            if newest == nil || newest!.0 < day || (newest!.0 == day && f == .logseq) { newest = (day, f) }
+        }
+        return newest?.1 ?? .logseq
+    }
+
     /// (the file to project, the duplicate to take and remove if any), relative to `root`.
     static func resolve(_ day: JournalDay, root: String, setting: JournalFileFormat) -> (String, String?) {
         let logseq = relativePath(day, .logseq), iso = relativePath(day, .iso)

@@ -12,7 +12,9 @@ public struct WorkspaceOptions {
     /// Where warnings go (a torn tail cut, hand edits reconciled); default: stderr.
     public var log: ((String) -> Void)?
     /// How a new day's journal file is named (outld.conf `journal-file-format`); either is read.
-    public var journalFileFormat: JournalFileFormat = .logseq
+    /// nil: as the workspace's newest journal file is named, Logseq's when it has none (`outl`,
+    /// which reads no outld.conf, so follows what outld writes).
+    public var journalFileFormat: JournalFileFormat? = nil
     public init(root: String) {
         self.root = root
         self.stateDirectory = nil

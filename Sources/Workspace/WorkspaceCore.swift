@@ -26,7 +26,9 @@ final class WorkspaceCore {
     /// Which contents some op produced; loaded the first time a file of unknown producer differs.
     var history: OpHistory?
     let log: (String) -> Void
-    let journalFormat: JournalFileFormat
+    let journalSetting: JournalFileFormat?
+    /// The format new days' files get: the setting, else the workspace's own (read once).
+    lazy var journalFormat: JournalFileFormat = journalSetting ?? JournalFiles.format(ofWorkspace: root)
     var bootStats = OpLogReadStats()
     static let keptBases = 3
 
@@ -34,7 +36,7 @@ final class WorkspaceCore {
         root = options.root
         opsDir = Path.join(root, ".outl/ops")
         tmpDir = Path.join(root, ".outl/tmp")
-        journalFormat = options.journalFileFormat
+        journalSetting = options.journalFileFormat
         stateDir = DeviceState.directory(root: root, stateDirectory: options.stateDirectory)
         log = options.log ?? { msg in
             var line = Array("outl: \(msg)\n".utf8)

@@ -5,7 +5,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CaptureInbox
 import SystemCalls
 import Workspace
 
@@ -16,8 +15,8 @@ usage: outl [--workspace DIR] show [YYYY-MM-DD]     print a day's journal (defau
        outl [--workspace DIR] daily append TEXT...  append one block to today's journal (boots the workspace)
        outl [--workspace DIR] reconcile             turn hand edits of every page file into ops, then project
        outl --help | --version
-The workspace is DIR, else $OUTL_WORKSPACE, else ~/outl. A new day's journal file is named as
-journal-file-format in ~/.config/outl/outld.conf says (yyyy_MM_dd, the default, or yyyy-MM-dd).
+The workspace is DIR, else $OUTL_WORKSPACE, else ~/outl. A new day's journal file is named as the
+workspace's newest one is (YYYY_MM_DD.md or YYYY-MM-DD.md; YYYY_MM_DD.md in a new workspace).
 """
 
 func fail(_ code: Int32, _ message: String) -> Never {
@@ -84,13 +83,6 @@ while i < args.count {
 guard let command = rest.first else { fail(64, "no command\n" + usage) }
 var options = WorkspaceOptions(root: root)
 options.stateDirectory = stateDir
-// outld.conf names new days' journal files (journal-file-format), for outl as for outld.
-do {
-    let conf = try InboxConfig.resolve(workspace: root, inboxes: [])
-    options.journalFileFormat = conf.journalFileFormat.flatMap(JournalFileFormat.init(setting:)) ?? .logseq
-} catch {
-    fail(64, "\(error)")
-}
 
 switch command {
 case "show":

@@ -44,6 +44,26 @@ extension TwoDevices {
         #expect(!t.exists(t.file("a", day1, .logseq)))
     }
 
+    @Test func without_the_setting_a_new_day_is_named_as_the_workspace_names_its_journals() async throws {
+        let t = TwoDevices()
+        // outld (configured for Obsidian's names) wrote yesterday; `outl`, reading no outld.conf, follows.
+        var ws = try t.open("a", format: .iso)
+        _ = try await ws.appendCaptures([capture("yesterday", day: day1)])
+        _ = try await ws.projectDirtyPages()
+        await ws.close()
+        ws = try t.open("a")
+        _ = try await ws.appendCaptures([capture("today", day: day1.next)])
+        _ = try await ws.projectDirtyPages()
+        await ws.close()
+        #expect(t.exists(t.file("a", day1.next, .iso)) && !t.exists(t.file("a", day1.next, .logseq)))
+        // A workspace with no journal yet uses Logseq's names.
+        ws = try t.open("b")
+        _ = try await ws.appendCaptures([capture("first ever")])
+        _ = try await ws.projectDirtyPages()
+        await ws.close()
+        #expect(t.exists(t.file("b", day1, .logseq)))
+    }
+
     @Test func a_file_in_the_other_spelling_is_that_days_page_not_a_second_one() async throws {
         let t = TwoDevices()
         // Obsidian made today's daily note on a workspace that names journals the Logseq way.
