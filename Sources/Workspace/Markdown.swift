@@ -102,6 +102,21 @@ public enum Markdown {
     }
 
     static func render(_ b: MDBlock, depth: Int, _ out: inout [UInt8]) {
+        // Nearly every capture is one plain line: no escape site can be in it (nothing special at
+        // its start, no colon, no backslash, no control), so it is written without the plan.
+        let plain: Bool? = b.text.utf8.withContiguousStorageIfAvailable { t in
+            guard let f = t.first, !Escapes.special(f) else { return false }
+            return !t.contains { $0 < SP || $0 == COLON || $0 == BS }
+        }
+        if plain == true, !b.props.contains(where: { isDrawerKey($0.key) }) {
+            pad(depth, &out)
+            out.append(DASH); out.append(SP)
+            out.append(contentsOf: b.text.utf8)
+            out.append(LF)
+            meta(b, depth: depth, idFirst: false, &out)
+            for c in b.children { render(c, depth: depth + 1, &out) }
+            return
+        }
         var text: [UInt8] = []
         normalize(Array(b.text.utf8)[...], newline: LF, into: &text)
         let lines = text.split(separator: LF, omittingEmptySubsequences: false)
@@ -527,6 +542,11 @@ enum Escapes {
     }
 
     @inline(__always) static func isBlank(_ c: UInt8) -> Bool { c == SP || c == TAB }
+    /// A first byte some construct starts with (or a blank before one): not the plain path.
+    @inline(__always) static func special(_ c: UInt8) -> Bool {
+        c == SP || c == TAB || c == DASH || c == HASH || c == COLON || c == TICK || c == TILDE || c == STAR
+            || c == PLUS || c == LBRACK || c == DOLLAR || c == LT || c == BS || c == GT || isDigit(c)
+    }
     /// A byte of a property key (mldoc `markdown_property.ml`: not a colon, not white space).
     @inline(__always) static func isKeyByte(_ c: UInt8) -> Bool { c != COLON && c != SP && c != TAB && c != LF && c != CR }
     @inline(__always) static func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
