@@ -108,7 +108,7 @@ public enum Markdown {
             guard let f = t.first, !Escapes.special(f) else { return false }
             return !t.contains { $0 < SP || $0 == COLON || $0 == BS }
         }
-        if plain == true, !b.props.contains(where: { isDrawerKey($0.key) }) {
+        if plain == true {
             pad(depth, &out)
             out.append(DASH); out.append(SP)
             out.append(contentsOf: b.text.utf8)
@@ -190,22 +190,21 @@ public enum Markdown {
         for _ in 0..<depth { out.append(SP); out.append(SP) }
     }
 
-    /// `:NAME:`, the key a Logseq drawer is kept under.
+    /// `:NAME:`, the key a Logseq drawer is kept under (NAME: no colon, blank or control).
     static func isDrawerKey(_ key: String) -> Bool {
         let k = Array(key.utf8)
-        return Escapes.drawerName(k[...], from: 0) == k.count
+        return Escapes.drawerEnd(k[...]) == k.count && !k.contains { $0 < SP }
     }
 
     // MARK: parse
 
     final class Node {
         let col: Int
-        let line: Int            // index of the block's first line in the file
         var lines: [Line]        // the first line's content, then continuation lines de-indented
         var region: [UInt8] = [] // per line: 0 text, 1 inside a code region, 2 inside a drawer
         var pendingBlank = 0
         var children: [Node] = []
-        init(col: Int, line: Int, first: Line) { self.col = col; self.line = line; lines = [first] }
+        init(col: Int, first: Line) { self.col = col; lines = [first] }
     }
 
     /// Reads any outline a person, Logseq or Obsidian may have written; never fails, never drops a
@@ -246,7 +245,7 @@ public enum Markdown {
                     && (!stack.isEmpty || (k + 1 < lines.count && Escapes.isPropertyLine(lines[k + 1])))
                 if bullet || heading {
                     let first = bullet ? rest.dropFirst(rest.count >= 2 ? 2 : 1) : rest
-                    let node = Node(col: col, line: k, first: first)
+                    let node = Node(col: col, first: first)
                     while let top = stack.last, top.col >= col { stack.removeLast() }
                     if let parent = stack.last { parent.children.append(node) } else { roots.append(node) }
                     stack.append(node)
@@ -316,8 +315,10 @@ public enum Markdown {
         var props: [Property] = []
         for l in lines[group] {
             guard let (key, value) = Escapes.property(l) else { continue }
-            if key == "id" {
-                if id == nil, let v = BlockID(value.trimmingSpaces) { id = v }
+            // The first valid `id::` is the block's id; another names no block (Logseq reads one
+            // too) and goes; one that is no id is kept as the property it is.
+            if key == "id", let v = BlockID(value.trimmingSpaces) {
+                if id == nil { id = v }
                 continue
             }
             props.append(Property(key, value))
@@ -614,8 +615,6 @@ enum Escapes {
         let r = l[afterIndent(l)...]
         return drawerEnd(r) == r.endIndex
     }
-
-    static func drawerName(_ k: ArraySlice<UInt8>, from: Int) -> Int? { drawerEnd(k).map { $0 - k.startIndex } }
 
     static func isDrawerEnd(_ l: Line) -> Bool {
         let t = Markdown.trimmed(l)
