@@ -118,3 +118,46 @@ func normalized(_ page: MDPage) -> MDPage {
     #expect(String(decoding: out, as: UTF8.self).hasPrefix("title:: x\n\\```\n- a\n"))
     #expect(Markdown.parse(out) == page)
 }
+
+/// SPEC 2.2's examples, byte for byte: the backslash goes right before the punctuation that opens the
+/// construct (never before a letter or a space), a continuation line keeps its leading spaces before
+/// it, a first-line heading stays a heading, code is written as it is, a person's backslashes survive.
+@Test func escapes_go_right_before_the_punctuation_that_opens_the_construct() {
+    let cases: [(String, String)] = [
+        ("a\n- x", "- a\n  \\- x\n"),
+        ("a\n   - indented", "- a\n     \\- indented\n"),
+        ("- first line bullet", "- \\- first line bullet\n"),
+        ("# heading block", "- # heading block\n"),
+        ("a\n## second", "- a\n  \\## second\n"),
+        ("key:: value", "- key:\\: value\n"),
+        ("a\nid:: 00000000-0000-0000-0000-000000000000", "- a\n  id:\\: 00000000-0000-0000-0000-000000000000\n"),
+        ("#+title: x", "- \\#+title: x\n"),
+        ("a\n:LOGBOOK:\n:END:", "- a\n  \\:LOGBOOK:\n  \\:END:\n"),
+        ("a\n```\n- code\nk:: v\n```", "- a\n  ```\n  - code\n  k:: v\n  ```\n"),
+        ("a\n```\n- never closed", "- a\n  \\```\n  \\- never closed\n"),
+        ("a\n\\- typed with its backslash", "- a\n  \\\\- typed with its backslash\n"),
+        ("C:\\dir\\\nnext", "- C:\\dir\\\\\n  next\n"),
+        ("note:: here and a:: b", "- note:\\: here and a:\\: b\n"),
+        ("1. first", "- 1\\. first\n"),
+        ("---", "- \\---\n"),
+    ]
+    for (text, want) in cases {
+        let page = MDPage(blocks: [MDBlock(id: nil, text: text)])
+        let got = String(decoding: Markdown.render(page), as: UTF8.self)
+        #expect(got == want, "\(text.debugDescription)")
+        #expect(Markdown.parse(Array(got.utf8)) == page, "\(text.debugDescription) reads back")
+    }
+}
+
+/// Properties follow the first line, or the code block the first line opens (never inside it, for
+/// CommonMark); after a first-line quote `id::` comes first, which ends mldoc's quote.
+@Test func properties_go_where_both_tools_read_them() {
+    let id = BlockID(hi: 0x01a2_380f_0000_7000, lo: 0x8000_0000_0000_0001)
+    let props = [Property("captured-at", "t"), Property("source", "cli")]
+    func render(_ text: String) -> String {
+        String(decoding: Markdown.render(MDPage(blocks: [MDBlock(id: id, text: text, props: props)])), as: UTF8.self)
+    }
+    #expect(render("```swift\nlet x = 1\n```\nafter") == "- ```swift\n  let x = 1\n  ```\n  captured-at:: t\n  source:: cli\n  id:: \(id)\n  after\n")
+    #expect(render("> quoted\nmore") == "- > quoted\n  id:: \(id)\n  captured-at:: t\n  source:: cli\n  more\n")
+    #expect(render("```\nunclosed") == "- \\```\n  captured-at:: t\n  source:: cli\n  id:: \(id)\n  unclosed\n")
+}
