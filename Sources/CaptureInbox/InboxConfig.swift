@@ -16,6 +16,8 @@ public struct InboxConfig: Equatable, Sendable {
     public var drainedInboxes: [String]
     /// The config file that was read, or nil when there was none.
     public var configFile: String?
+    /// outld.conf `journal-file-format` as written (`yyyy_MM_dd` or `yyyy-MM-dd`, any case), or nil.
+    public var journalFileFormat: String? = nil
 
     /// Flags win over the environment, which wins over the config file, which wins over defaults:
     /// root = --workspace | $OUTL_WORKSPACE | config `workspace` | ~/outl;
@@ -42,7 +44,7 @@ public struct InboxConfig: Equatable, Sendable {
             drained.append(dir)
         }
         return InboxConfig(workspaceRoot: root, writeInbox: write, drainedInboxes: drained,
-                           configFile: conf == nil ? nil : confPath)
+                           configFile: conf == nil ? nil : confPath, journalFileFormat: conf?.journalFileFormat)
     }
 
     /// The workspace inbox of a root (SPEC section 2).
@@ -65,10 +67,12 @@ public struct InboxConfig: Equatable, Sendable {
 }
 
 /// `outld.conf`: `key = value` lines, `#` comments and blank lines. Keys: `workspace` (once),
-/// `inbox` (any number). `~/` expands to $HOME. Anything else is an error with its line number.
+/// `inbox` (any number), `journal-file-format` (once: `yyyy_MM_dd` or `yyyy-MM-dd`). `~/` expands
+/// to $HOME. Anything else is an error with its line number.
 struct ConfigFile: Equatable {
     var workspace: String?
     var inboxes: [String] = []
+    var journalFileFormat: String?
 
     static func read(_ path: String, home: String) throws -> ConfigFile? {
         let bytes: [UInt8]
@@ -99,6 +103,14 @@ struct ConfigFile: Equatable {
             switch key {
             case "workspace": c.workspace = InboxConfig.absolute(value)
             case "inbox": c.inboxes.append(InboxConfig.absolute(value))
+            case "journal-file-format":
+                guard ["yyyy_mm_dd", "yyyy-mm-dd"].contains(value.lowercased()) else {
+                    throw InboxConfigError("\(path):\(n + 1): journal-file-format is yyyy_MM_dd or yyyy-MM-dd, not \"\(value)\"")
+                }
+                guard c.journalFileFormat == nil else {
+                    throw InboxConfigError("\(path):\(n + 1): journal-file-format is given twice")
+                }
+                c.journalFileFormat = value
             default: throw InboxConfigError("\(path):\(n + 1): unknown key \"\(key)\"")
             }
         }

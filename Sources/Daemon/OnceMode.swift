@@ -32,6 +32,7 @@ public enum OnceMode {
             let io = BatchIO.make(forcePlain: options.io == .plain)
             var wopts = WorkspaceOptions(root: root)
             wopts.appender = io.appender
+            wopts.journalFileFormat = config.journalFileFormat.flatMap(JournalFileFormat.init(setting:))
             let workspace: Workspace
             do {
                 workspace = try Workspace(options: wopts)

@@ -61,6 +61,7 @@ public final class OutlDaemon {
         // 1. The workspace and the device's write lock.
         var wopts = WorkspaceOptions(root: root)
         wopts.appender = io.appender
+        wopts.journalFileFormat = config.journalFileFormat.flatMap(JournalFileFormat.init(setting:))
         var lastExtend: UInt64 = 0
         wopts.bootProgress = { read, total in
             // A large workspace may take longer than TimeoutStartSec: ask for more, each second.
@@ -142,6 +143,9 @@ public final class OutlDaemon {
             log.warning("the configured workspace changed to \(fresh.workspaceRoot); restart outld to switch (still serving \(config.workspaceRoot))")
             inboxes.removeAll { $0 == InboxConfig.inboxOf(root: fresh.workspaceRoot) }
             inboxes.insert(InboxConfig.inboxOf(root: config.workspaceRoot), at: 0)
+        }
+        if fresh.journalFileFormat != config.journalFileFormat {
+            log.warning("journal-file-format changed; restart outld to switch (new days are still named as before)")
         }
         for inbox in inboxes where !config.drainedInboxes.contains(inbox) {
             log.info("now draining inbox \(inbox)")

@@ -1,5 +1,7 @@
 // JournalDay and CaptureBlock: the calendar day a journal page stands for, and what the drain hands in.
-// Invariant: a JournalDay is always a real Gregorian date; its file stem is the Logseq default.
+// Invariant: a JournalDay is always a real Gregorian date. Its page is one BlockID whatever its file is
+// called (`BlockID.journalPage`); the file is `YYYY_MM_DD.md` (Logseq) or `YYYY-MM-DD.md` (Obsidian).
+import SystemCalls
 public struct JournalDay: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let year: Int, month: Int, day: Int
 
@@ -32,12 +34,69 @@ public struct JournalDay: Hashable, Comparable, Sendable, CustomStringConvertibl
     public var iso: String { "\(JournalDay.pad(year, 4))-\(JournalDay.pad(month, 2))-\(JournalDay.pad(day, 2))" }
     public var description: String { iso }
 
-    /// Parses "YYYY-MM-DD" or "YYYY_MM_DD".
+    /// Parses "YYYY-MM-DD" or "YYYY_MM_DD" (one separator throughout).
     public init?(parsing s: String) {
-        let parts = s.split(whereSeparator: { $0 == "-" || $0 == "_" })
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) else { return nil }
+        let b = Array(s.utf8)
+        guard b.count == 10, b[4] == b[7], b[4] == UInt8(ascii: "-") || b[4] == UInt8(ascii: "_"),
+              b.enumerated().allSatisfy({ $0.offset == 4 || $0.offset == 7 || ($0.element >= 48 && $0.element <= 57) }),
+              let y = Int(s.prefix(4)), let m = Int(s.dropFirst(5).prefix(2)), let d = Int(s.suffix(2)) else { return nil }
         self.init(year: y, month: m, day: d)
+    }
+
+    /// The file stem of this day's journal in `format`.
+    public func fileStem(_ format: JournalFileFormat) -> String { format == .logseq ? fileStem : iso }
+}
+
+/// How journal files are named (outld.conf `journal-file-format`). Either spelling is read as the
+/// day's page; this one names a day's file when neither exists yet (`JournalFiles`).
+public enum JournalFileFormat: String, Sendable, CaseIterable {
+    /// `journals/2026_12_02.md`, Logseq's default `:journal/file-name-format`.
+    case logseq = "yyyy_MM_dd"
+    /// `journals/2026-12-02.md`, Obsidian's daily notes default.
+    case iso = "yyyy-MM-dd"
+
+    /// The setting's value as written in outld.conf (either case).
+    public init?(setting: String) {
+        guard let f = JournalFileFormat.allCases.first(where: { $0.rawValue.lowercased() == setting.lowercased() }) else { return nil }
+        self = f
+    }
+}
+
+/// Which file a day's journal page is: one day is one page on every device, so every device must
+/// write the same file whatever its setting ("agree on one"): the file that exists wins; when both
+/// spellings exist (two devices with different settings created the day at once), Logseq's wins
+/// and the other is a duplicate whose edits are taken, then removed (WorkspaceCore); when neither
+/// exists, the device's setting names it.
+enum JournalFiles {
+    static func relativePath(_ day: JournalDay, _ format: JournalFileFormat) -> String {
+        "journals/\(day.fileStem(format)).md"
+    }
+
+    static func exists(_ path: String) -> Bool { (try? Sys.lstat(path)) != nil }
+
+    /// How the workspace's newest journal file is named (a program without the setting follows the
+    /// one that has it); Logseq's spelling when there is none.
+    static func format(ofWorkspace root: String) -> JournalFileFormat {
+        var newest: (JournalDay, JournalFileFormat)? = nil
+        for name in (try? Sys.readDirectory(Path.join(root, "journals"))) ?? [] where name.hasSuffix(".md") {
+            let stem = String(name.dropLast(3))
+            guard let day = JournalDay(parsing: stem) else { continue }
+            let f: JournalFileFormat = stem == day.iso ? .iso : .logseq
+            if newest == nil || newest!.0 < day || (newest!.0 == day && f == .logseq) { newest = (day, f) }
+        }
+        return newest?.1 ?? .logseq
+    }
+
+    /// (the file to project, the duplicate to take and remove if any), relative to `root`.
+    static func resolve(_ day: JournalDay, root: String, setting: JournalFileFormat) -> (String, String?) {
+        let logseq = relativePath(day, .logseq), iso = relativePath(day, .iso)
+        let hasLogseq = exists(Path.join(root, logseq)), hasIso = exists(Path.join(root, iso))
+        switch (hasLogseq, hasIso) {
+        case (true, true): return (logseq, iso)
+        case (true, false): return (logseq, nil)
+        case (false, true): return (iso, nil)
+        case (false, false): return (relativePath(day, setting), nil)
+        }
     }
 }
 

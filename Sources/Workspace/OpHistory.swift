@@ -23,17 +23,23 @@ struct OpHistory {
         return h
     }
 
+    /// An op's state as its projection shows it (Markdown.projected), which is what files hold.
+    static func projectedHash(_ op: Op) -> UInt64 {
+        let p = Markdown.projected(op.text, op.props)
+        return hash(p.text, p.props)
+    }
+
     mutating func note(_ op: Op) {
         switch op.kind {
         case .createBlock:
             var s = blocks[op.id] ?? BlockStates()
             if s.create == nil || op.hlc < s.create! { s.create = op.hlc }
-            s.texts.append((op.hlc, OpHistory.hash(op.text, op.props)))
+            s.texts.append((op.hlc, OpHistory.projectedHash(op)))
             blocks[op.id] = s
         case .updateBlock:
-            blocks[op.id, default: BlockStates()].texts.append((op.hlc, OpHistory.hash(op.text, op.props)))
+            blocks[op.id, default: BlockStates()].texts.append((op.hlc, OpHistory.projectedHash(op)))
         case .setPreamble:
-            preambles[op.id, default: []].insert(OpHistory.hash(op.text, []))
+            preambles[op.id, default: []].insert(OpHistory.hash(Markdown.normalizedText(op.text), []))
         default:
             break
         }

@@ -155,11 +155,13 @@ enum Reconciler {
                     continue
                 }
                 var changed: Bool
+                // The model's state as its projection shows it (no CR, no control: Markdown.projected).
+                let shown = Markdown.projected(state.text, state.props)
                 if let r = baseFlat[id] { changed = r.text != b.text || r.props != b.props }
-                else if hasBase { changed = state.text != b.text || state.props != b.props }
+                else if hasBase { changed = shown.text != b.text || shown.props != b.props }
                 else if let history {
                     // Another device's projection shows some state an op produced: not an edit.
-                    changed = (state.text != b.text || state.props != b.props)
+                    changed = (shown.text != b.text || shown.props != b.props)
                         && !history.explains(id, text: b.text, props: b.props)
                 } else { changed = false }
                 var moveAllowed = hasBase

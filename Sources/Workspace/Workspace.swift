@@ -15,6 +15,10 @@ public struct WorkspaceOptions {
     /// no op explains are taken as edits (they may be another device's work whose ops are still
     /// in transit). Default 10 s; `$OUTL_SYNC_SETTLE_MS` overrides it (tests).
     public var syncSettleMs: Int64 = Path.environment("OUTL_SYNC_SETTLE_MS").flatMap { Int64($0) } ?? 10_000
+    /// How a new day's journal file is named (outld.conf `journal-file-format`); either is read.
+    /// nil: as the workspace's newest journal file is named, Logseq's when it has none (`outl`,
+    /// which reads no outld.conf, so follows what outld writes).
+    public var journalFileFormat: JournalFileFormat? = nil
     public init(root: String) {
         self.root = root
         self.stateDirectory = nil

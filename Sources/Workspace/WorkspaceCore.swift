@@ -36,6 +36,9 @@ final class WorkspaceCore {
     var waiting: [String: (page: BlockID, origin: PageFileOrigin)] = [:]
     let syncSettleMs: Int64
     let log: (String) -> Void
+    let journalSetting: JournalFileFormat?
+    /// The format new days' files get: the setting, else the workspace's own (read once).
+    lazy var journalFormat: JournalFileFormat = journalSetting ?? JournalFiles.format(ofWorkspace: root)
     var bootStats = OpLogReadStats()
     static let keptBases = 3
 
@@ -43,6 +46,7 @@ final class WorkspaceCore {
         root = options.root
         opsDir = Path.join(root, ".outl/ops")
         tmpDir = Path.join(root, ".outl/tmp")
+        journalSetting = options.journalFileFormat
         stateDir = DeviceState.directory(root: root, stateDirectory: options.stateDirectory)
         syncSettleMs = options.syncSettleMs
         log = options.log ?? { msg in
@@ -119,7 +123,7 @@ final class WorkspaceCore {
             let pos = hlc.positionKey > last ? hlc.positionKey : PositionKey.between(last, nil)
             maxPos[pageID] = pos
             var op = Op(hlc: hlc, kind: .createBlock, id: id)
-            op.page = pageID; op.pos = pos; op.text = c.text
+            op.page = pageID; op.pos = pos; op.text = Markdown.normalizedText(c.text)
             op.props = [Property("captured-at", c.capturedAt), Property("source", c.source)]
             ops.append(op)
             outcomes.append(.created)
@@ -161,7 +165,8 @@ final class WorkspaceCore {
         for (a, n) in byActor { report.appliedByActor[a.description] = n }
         report.applied = byActor.values.reduce(0, +)
         dirty.formUnion(touched)
-        report.dirtyPages = touched.compactMap { model.pages[$0]?.relativePath }.sorted()
+        let prefix = root.hasSuffix("/") ? root : root + "/"
+        report.dirtyPages = touched.compactMap { path(of: $0).map { String($0.dropFirst(prefix.count)) } }.sorted()
         return report
     }
 
@@ -177,7 +182,31 @@ final class WorkspaceCore {
     }
 
     func path(of pageID: BlockID) -> String? {
-        model.pages[pageID]?.relativePath.map { Path.join(root, $0) }
+        guard let page = model.pages[pageID] else { return nil }
+        if page.known, let day = page.journalDay {
+            return Path.join(root, JournalFiles.resolve(day, root: root, setting: journalFormat).0)
+        }
+        return page.relativePath(journalFormat: journalFormat).map { Path.join(root, $0) }
+    }
+
+    /// One day, one file: when a day's journal exists in both spellings (two devices with different
+    /// `journal-file-format` created it at once), the duplicate's edits become ops like any file's,
+    /// then it is removed and every device writes Logseq's spelling. Returns whether it removed one.
+    func settleJournalSpellings(_ pageID: BlockID) throws -> Bool {
+        guard let day = model.pages[pageID]?.journalDay,
+              case (let kept, let duplicate?) = JournalFiles.resolve(day, root: root, setting: journalFormat) else { return false }
+        let dup = Path.join(root, duplicate)
+        // Judged like a conflict copy (it is never this page's file); while what it shows may be
+        // another device's work in transit, it stays, and goes once its changes are taken.
+        try reconcileFile(pageID, path: dup, copy: true)
+        if waiting[dup] != nil { return false }
+        lastReconciled[pageID] = nil
+        do { try Sys.unlink(dup) } catch let e as Errno where e == .ENOENT {} catch let e as Errno {
+            throw WorkspaceError.io(e, path: dup)
+        }
+        log("\(dup): the same day as \(kept); its edits were taken and it was removed")
+        dirty.insert(pageID)
+        return true
     }
 
     func projectDirtyPages() throws -> [String] {
@@ -201,6 +230,7 @@ final class WorkspaceCore {
     /// changes wait for other devices' ops is left as it is (the caller keeps the page dirty).
     func project(_ pageID: BlockID) throws -> String? {
         guard let path = path(of: pageID) else { return nil }
+        _ = try settleJournalSpellings(pageID)
         try reconcileFile(pageID, path: path, origin: waiting[path]?.origin ?? .unknown)
         if waiting[path] != nil { return nil }
         dirty.remove(pageID)
@@ -363,7 +393,8 @@ final class WorkspaceCore {
         let stem = String(parts[1].dropLast(3))
         var op: Op
         if parts[0] == "journals" {
-            guard let day = JournalDay(parsing: stem), day.fileStem == stem else { return nil }
+            // Either spelling is the day's page (JournalFiles), never a second one.
+            guard let day = JournalDay(parsing: stem) else { return nil }
             op = Op(hlc: clock.last, kind: .createPage, id: BlockID.journalPage(day))
             op.pageKind = .journal; op.text = day.iso
         } else if parts[0] == "pages" {
@@ -384,7 +415,8 @@ final class WorkspaceCore {
             return
         }
         guard let pageID = try page(forFile: path), let p = self.path(of: pageID) else { return }
-        if try reconcileFile(pageID, path: p, origin: origin) > 0 { _ = try project(pageID) }
+        let settled = try settleJournalSpellings(pageID)
+        if try reconcileFile(pageID, path: p, origin: origin) > 0 || settled { _ = try project(pageID) }
     }
 
     func reconcileAll() throws {
@@ -487,11 +519,11 @@ final class WorkspaceCore {
     func check() -> [String] {
         var problems: [String] = []
         for (id, page) in model.pages.sorted(by: { $0.key < $1.key }) {
-            guard let rel = page.relativePath else {
+            guard let p = path(of: id) else {
                 if !page.known { problems.append("page \(id): blocks without a page op") }
                 continue
             }
-            let p = Path.join(root, rel)
+            let rel = String(p.dropFirst(root.count)).drop { $0 == "/" }
             let want = render(id)
             let have = (try? readIfExists(p)) ?? nil
             if have == nil {

@@ -15,7 +15,8 @@ usage: outl [--workspace DIR] show [YYYY-MM-DD]     print a day's journal (defau
        outl [--workspace DIR] daily append TEXT...  append one block to today's journal (boots the workspace)
        outl [--workspace DIR] reconcile             turn hand edits of every page file into ops, then project
        outl --help | --version
-The workspace is DIR, else $OUTL_WORKSPACE, else ~/outl.
+The workspace is DIR, else $OUTL_WORKSPACE, else ~/outl. A new day's journal file is named as the
+workspace's newest one is (YYYY_MM_DD.md or YYYY-MM-DD.md; YYYY_MM_DD.md in a new workspace).
 """
 
 func fail(_ code: Int32, _ message: String) -> Never {

@@ -21,7 +21,7 @@ func withoutBlock(_ file: String, _ text: String) -> String {
 }
 
 /// Saves `text` to `path` the way an editor that saves by rename does (gedit, `sed -i`, VS Code).
-func saveByRename(_ path: String, _ text: String) throws {
+func saveLikeGedit(_ path: String, _ text: String) throws {
     let tmp = Path.join(Path.parent(of: path), ".goutputstream-TEST01")
     try writeText(tmp, text)
     try Sys.rename(tmp, path)
@@ -37,7 +37,7 @@ func saveByRename(_ path: String, _ text: String) throws {
         _ = try await ws.appendCaptures([capture("newest")])
         _ = try await ws.projectDirtyPages()
         let edited = withoutBlock(fileText(t.journal(day1)), "newest")
-        if how == "in place" { try writeText(t.journal(day1), edited) } else { try saveByRename(t.journal(day1), edited) }
+        if how == "in place" { try writeText(t.journal(day1), edited) } else { try saveLikeGedit(t.journal(day1), edited) }
         // What the daemon's watcher reports for either save (InotifyTests pins that).
         try await ws.reconcile(path: t.journal(day1), origin: .editedHere)
         _ = try await ws.appendCaptures([capture("next capture")])

@@ -1,9 +1,11 @@
-// fuzz-markdown: libFuzzer target over the Workspace Markdown parser, which reads pages any editor
-// (or a sync tool) left on disk. Invariants: any bytes parse without crashing or hanging, and after
-// one projection the page is a fixed point: p2 = parse(render(parse(x))) gives parse(render(p2)) == p2,
-// so re-projecting a page never churns. The stricter parse(render(parse(x))) == parse(x) does NOT
-// hold: a bare CR in a property value or after the preamble is normalised by the first render
-// (inputs in corpus/fuzz-markdown/regress-cr-*; see docs/TESTING-FAULTS.md).
+// fuzz-markdown: libFuzzer target over the Workspace Markdown module (SPEC 2.2). Invariants:
+// * any bytes parse without crashing or hanging, and after one projection a page is a fixed point:
+//   p2 = parse(render(parse(x))) gives parse(render(p2)) == p2, so re-projecting never churns (the
+//   first render normalizes a bare CR: corpus/fuzz-markdown/regress-cr-*);
+// * the input read as capture texts (split at 0x1E; each normalized as a page holds it) projects
+//   to a page that parses back to exactly those blocks, and that Logseq's rules (LogseqRules.swift,
+//   the conformance tests' oracle, linked here) read as exactly one top-level block per text whose
+//   only properties are its own, with no page property, drawer or stray property group.
 import Workspace
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -12,5 +14,25 @@ public func fuzzMarkdown(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let p2 = Markdown.parse(Markdown.render(Markdown.parse(bytes)))
     let p3 = Markdown.parse(Markdown.render(p2))
     precondition(p3 == p2, "projection is not a fixed point\nonce:  \(p2)\ntwice: \(p3)")
+
+    var blocks: [MDBlock] = []
+    for (n, piece) in bytes.split(separator: 0x1E, omittingEmptySubsequences: false).enumerated() {
+        let text = Markdown.normalizedText(String(decoding: piece, as: UTF8.self))
+        blocks.append(MDBlock(id: BlockID(hi: 0x0123_4567_89AB_7000 | UInt64(n), lo: 0x8000_0000_0000_0000 | UInt64(n)),
+                              text: text, props: [Property("captured-at", "2026-12-02T09:00:00Z"), Property("source", "fuzz")]))
+    }
+    let page = MDPage(blocks: blocks)
+    let out = Markdown.render(page)
+    let back = Markdown.parse(out)
+    precondition(back == page, "parse(render(page)) != page\npage: \(page)\nfile:\n\(String(decoding: out, as: UTF8.self))\nback: \(back)")
+    let read = LogseqRules.read(out)
+    precondition(read.blocks.count == blocks.count && read.directives.isEmpty && read.preBlockLines == 0,
+                 "Logseq reads \(read.blocks.count) blocks for \(blocks.count) texts\n\(String(decoding: out, as: UTF8.self))")
+    for (b, m) in zip(read.blocks, blocks) {
+        let props = b.properties.map { "\($0.0)=\($0.1)" }.sorted()
+        let want = ["captured-at=2026-12-02T09:00:00Z", "id=\(m.id!)", "source=fuzz"]
+        precondition(b.level == 1 && props == want && b.extraPropertyGroups == 0 && b.drawers.isEmpty,
+                     "Logseq reads \(b) for \(m.text.debugDescription)\n\(String(decoding: out, as: UTF8.self))")
+    }
     return 0
 }

@@ -1,0 +1,1 @@
+../../../Tests/WorkspaceTests/LogseqRules.swift
