@@ -11,12 +11,16 @@ public struct WorkspaceOptions {
     public var bootProgress: ((_ bytesRead: Int, _ totalBytes: Int) -> Void)?  // for EXTEND_TIMEOUT_USEC
     /// Where warnings go (a torn tail cut, hand edits reconciled); default: stderr.
     public var log: ((String) -> Void)?
-    public init(root: String) {
+    /// Open to read only, beside a running writer: no write lock, no actor id minted, no torn
+    /// tail cut, nothing written anywhere; every write method throws `.readOnly`.
+    public var readOnly: Bool
+    public init(root: String, readOnly: Bool = false) {
         self.root = root
         self.stateDirectory = nil
         self.appender = PlainAppender()
         self.bootProgress = nil
         self.log = nil
+        self.readOnly = readOnly
     }
 }
 
@@ -32,33 +36,39 @@ public struct BootSummary: Sendable {
 
 public actor Workspace {
     public nonisolated let root: String
+    /// This device's actor id; read-only, the one already minted (all zeros when there is none).
     public nonisolated let actorID: String
+    public nonisolated let readOnly: Bool
     let core: WorkspaceCore
 
     /// Takes the lock, boots (reads + merges all ops). Throws `.locked` at once if another process
-    /// holds the device write lock.
+    /// holds the device write lock. With `options.readOnly`, only boots.
     public init(options: WorkspaceOptions) throws {
         let c = try WorkspaceCore(options: options)
         core = c
         root = options.root
         actorID = c.actor.description
+        readOnly = options.readOnly
     }
 
     /// One batch: creates the day pages that are missing, appends one block per capture at the end
     /// of its day's page (Create of an existing id → .alreadyPresent, no op), writes all ops with
     /// ONE appendDurably, and returns only when they are durable. Does NOT write Markdown.
     public func appendCaptures(_ blocks: [CaptureBlock]) throws -> [AppendOutcome] {
-        try core.appendCaptures(blocks)
+        try writable()
+        return try core.appendCaptures(blocks)
     }
 
     /// Writes the Markdown of every page changed since the last call (reconciling each file's
     /// hand edits first). Returns the paths written.
-    public func projectDirtyPages() throws -> [String] { try core.projectDirtyPages() }
+    public func projectDirtyPages() throws -> [String] { try writable(); return try core.projectDirtyPages() }
 
     /// A file under journals/ or pages/ changed on disk (inotify): reconcile it now.
-    public func reconcile(path: String) throws { try core.reconcile(path: path) }
+    public func reconcile(path: String) throws { try writable(); try core.reconcile(path: path) }
 
-    public func reconcileAll() throws { try core.reconcileAll() }
+    public func reconcileAll() throws { try writable(); try core.reconcileAll() }
+
+    private func writable() throws { if readOnly { throw WorkspaceError.readOnly } }
 
     /// Releases the lock; the instance must not be used afterwards.
     public func close() { core.close() }

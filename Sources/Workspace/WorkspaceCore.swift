@@ -38,10 +38,11 @@ final class WorkspaceCore {
             var line = Array("outl: \(msg)\n".utf8)
             _ = line.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
         }
-        // The lock first: a second process must never mint an actor or touch an ops file.
-        lockFD = try DeviceState.lock(stateDir)
+        // The lock first: a second process must never mint an actor or touch an ops file. A
+        // read-only open takes no lock, mints nothing and treats every ops file as another's.
+        lockFD = options.readOnly ? -1 : try DeviceState.lock(stateDir)
         do {
-            actor = try DeviceState.actor(stateDir)
+            actor = options.readOnly ? DeviceState.existingActor(stateDir) : try DeviceState.actor(stateDir)
             clock = HLClock(actor: actor)
             writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender)
             // Fast path: one op file in HLC order (one device) is applied as it is read.
@@ -53,7 +54,7 @@ final class WorkspaceCore {
             var streamClock = clock
             var last: HLC? = nil
             var inOrder = true
-            let ownName = "ops-\(actor).jsonl"
+            let ownName = options.readOnly ? "" : "ops-\(actor).jsonl"
             var (files, stats) = try OpLogReader.readAll(
                 dir: opsDir, ownName: ownName, log: log, progress: options.bootProgress, streaming: true, stream: { op, next in
                     if let next { streamed.blocks.prefetch(next) }
@@ -78,7 +79,7 @@ final class WorkspaceCore {
             }
             bootStats = stats
         } catch {
-            Sys.close(lockFD)
+            if lockFD >= 0 { Sys.close(lockFD) }
             throw error
         }
         // After a crash between an op and its projection any page may be stale: check them all once.
