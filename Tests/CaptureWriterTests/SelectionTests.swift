@@ -67,22 +67,31 @@ final class XServer {
     func own(_ selection: String, _ text: String, with tool: String = "xclip") throws {
         let t = TempDir("xsel-text")
         try writeText(t.sub("text"), text)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/" + tool)
-        p.arguments = tool == "xclip" ? ["-quiet", "-selection", selection, "-in", t.sub("text")]
-                                      : ["--nodetach", "--" + selection, "--input"]
-        p.environment = ProcessInfo.processInfo.environment.merging(["DISPLAY": display]) { $1 }
-        p.standardInput = tool == "xclip" ? FileHandle.nullDevice : FileHandle(forReadingAtPath: t.sub("text"))
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        owners.append(p)
-        for _ in 0..<200 {
-            let back = try run("/usr/bin/xsel", ["--output", "--" + selection], env: env)
-            if back.stdout == text { return }
-            usleep(50_000)
+        var why = ""
+        for _ in 0..<3 {  // an owner that died (a busy machine, a server not quite ready) is started again
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/" + tool)
+            p.arguments = tool == "xclip" ? ["-quiet", "-selection", selection, "-in", t.sub("text")]
+                                          : ["--nodetach", "--" + selection, "--input"]
+            p.environment = ProcessInfo.processInfo.environment.merging(["DISPLAY": display]) { $1 }
+            p.standardInput = tool == "xclip" ? FileHandle.nullDevice : FileHandle(forReadingAtPath: t.sub("text"))
+            p.standardOutput = FileHandle.nullDevice
+            FileManager.default.createFile(atPath: t.sub("errors"), contents: nil)
+            p.standardError = FileHandle(forWritingAtPath: t.sub("errors"))
+            try p.run()
+            owners.append(p)
+            let end = Date().addingTimeInterval(30)
+            while Date() < end && p.isRunning {
+                let back = try run("/usr/bin/xsel", ["--output", "--" + selection], env: env)
+                if back.stdout == text { return }
+                why = "xsel read back \(back.stdout.debugDescription) (\(back.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))"
+                usleep(50_000)
+            }
+            if p.isRunning { break }
+            p.waitUntilExit()
+            why = "\(tool) exited \(p.terminationStatus): \(readText(t.sub("errors")) ?? "")"
         }
-        throw XServerError(description: "\(tool) did not come to own the \(selection) selection")
+        throw XServerError(description: "\(tool) did not come to own the \(selection) selection: \(why)")
     }
 }
 
