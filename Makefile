@@ -1,12 +1,14 @@
 # outl capture path for Linux. `make` builds release binaries; `make check` runs every test.
-# Install follows the usual conventions: PREFIX, DESTDIR, install -D; it never calls systemctl.
+# Install follows the usual conventions: PREFIX, DESTDIR, install -D; it never calls systemctl and
+# writes nothing outside $(DESTDIR)$(PREFIX) (the user unit directory is asked of pkg-config for
+# this PREFIX), nor any temporary file next to the sources.
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 DATADIR ?= $(PREFIX)/share
 CATALOGDIR ?= $(PREFIX)/lib/systemd/catalog
-SYSTEMD_USER_UNIT_DIR ?= $(shell pkg-config --variable=systemduserunitdir systemd 2>/dev/null || echo $(PREFIX)/lib/systemd/user)
+SYSTEMD_USER_UNIT_DIR ?= $(or $(shell pkg-config --define-variable=prefix=$(PREFIX) --variable=systemduserunitdir systemd 2>/dev/null),$(PREFIX)/lib/systemd/user)
 SWIFT ?= swift
 SWIFTFLAGS ?=
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path 2>/dev/null)
@@ -65,24 +67,27 @@ install: release
 	@set -e; for p in $(PROGRAMS); do install -Dm755 $(RELEASE_BIN)/$$p $(DESTDIR)$(BINDIR)/$$p; done
 	@set -e; for m in $(MAN1); do install -Dm644 $$m $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
 	@set -e; for m in $(MAN5); do install -Dm644 $$m $(DESTDIR)$(MANDIR)/man5/$$(basename $$m); done
-	@set -e; for u in $(UNITS); do \
-	  sed 's|@bindir@|$(BINDIR)|g' systemd/$$u.in > systemd/$$u.tmp && \
-	  install -Dm644 systemd/$$u.tmp $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/$$u && rm -f systemd/$$u.tmp; done
+	@set -e; install -d $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR) $(DESTDIR)$(DATADIR)/applications; \
+	for u in $(UNITS); do \
+	  sed 's|@bindir@|$(BINDIR)|g' systemd/$$u.in > $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/$$u; \
+	  chmod 644 $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/$$u; done
 	install -Dm644 systemd/outld.catalog $(DESTDIR)$(CATALOGDIR)/outld.catalog
-	sed 's|@bindir@|$(BINDIR)|g' share/outl-capture.desktop.in > share/outl-capture.desktop.tmp
-	install -Dm644 share/outl-capture.desktop.tmp $(DESTDIR)$(DATADIR)/applications/outl-capture.desktop
-	rm -f share/outl-capture.desktop.tmp
+	sed 's|@bindir@|$(BINDIR)|g' share/outl-capture.desktop.in > $(DESTDIR)$(DATADIR)/applications/outl-capture.desktop
+	chmod 644 $(DESTDIR)$(DATADIR)/applications/outl-capture.desktop
 
 # journalctl reads catalogs only from the system directories: run as root after install-user.
 install-catalog:
 	install -Dm644 systemd/outld.catalog $(DESTDIR)/usr/lib/systemd/catalog/outld.catalog
 	[ -n "$(DESTDIR)" ] || journalctl --update-catalog
 
-# Per-user install under ~/.local, then start the daemon for this user.
+# Per-user install under ~/.local, then start the daemon for this user, where a systemd user
+# manager is reachable. Where none is (a container, a minimal VM, WSL) everything is installed all
+# the same and one line says how to run outld instead; that is not an error.
 install-user:
 	$(MAKE) install PREFIX=$(HOME)/.local SYSTEMD_USER_UNIT_DIR=$(or $(XDG_CONFIG_HOME),$(HOME)/.config)/systemd/user \
 	  CATALOGDIR=$(HOME)/.local/lib/systemd/catalog
-	$(MAKE) enable-user
+	@if systemctl --user show-environment >/dev/null 2>&1; then $(MAKE) enable-user; else \
+	  echo "installed under $(HOME)/.local; no systemd user manager is reachable here, so outld was not started: run '$(HOME)/.local/bin/outld' in the foreground, or '$(HOME)/.local/bin/outld --once' from cron (e.g. '* * * * *')"; fi
 
 enable-user:
 	systemctl --user daemon-reload

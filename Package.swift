@@ -2,7 +2,8 @@
 // outl's capture path for Linux. The target graph is the architecture:
 //   CaptureFormat (the one owner of the inbox file format, Foundation-free)
 //   SystemCalls   (the one seam where code meets the kernel)
-//   CaptureInbox  (inbox locations, Maildir delivery, scanning) -> outl-capture (the tiny writer)
+//   OutlConfig    (the one resolution of workspace, inboxes and state dir, and outld.conf)
+//   CaptureInbox  (Maildir delivery and scanning of one inbox) -> outl-capture (the tiny writer)
 //   Workspace     (op log, HLC, pages, Markdown projection, reconciler) -> outl (inspection CLI)
 //   Drain         (drain_capture_inbox: the only path from an inbox to the workspace)
 //   Daemon        (event loop, signals, systemd, journal) -> outld
@@ -20,8 +21,9 @@ let package = Package(
         // The format and the seam: no Foundation, so the writer stays tiny.
         .target(name: "SystemCalls"),
         .target(name: "CaptureFormat", dependencies: ["SystemCalls"]),
+        .target(name: "OutlConfig", dependencies: ["SystemCalls"]),
         .target(name: "CaptureInbox", dependencies: ["CaptureFormat", "SystemCalls"]),
-        .target(name: "CaptureCLI", dependencies: ["CaptureInbox", "CaptureFormat", "SystemCalls"]),
+        .target(name: "CaptureCLI", dependencies: ["CaptureInbox", "CaptureFormat", "OutlConfig", "SystemCalls"]),
         // Fully static (Swift runtime and glibc): no dynamic loader work at start-up, so the
         // writer runs within 1.5x of the C reference (bench/writer.sh).
         .executableTarget(
@@ -30,7 +32,7 @@ let package = Package(
 
         // The workspace and its inspection CLI.
         .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C"]),
-        .executableTarget(name: "outl", dependencies: ["Workspace", "CaptureFormat", "SystemCalls"]),
+        .executableTarget(name: "outl", dependencies: ["Workspace", "OutlConfig", "CaptureFormat", "SystemCalls"]),
 
         // C shims and system libraries.
         .systemLibrary(name: "CLibsystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
@@ -43,14 +45,14 @@ let package = Package(
         // The drain and the daemon.
         .target(name: "Drain", dependencies: ["Workspace", "CaptureInbox", "CaptureFormat", "SystemCalls", "BatchIO"]),
         .target(name: "Daemon", dependencies: [
-            "Drain", "Workspace", "CaptureInbox", "SystemCalls", "BatchIO", "CInotifyShim", "CLibsystemd",
+            "Drain", "Workspace", "CaptureInbox", "OutlConfig", "SystemCalls", "BatchIO", "CInotifyShim", "CLibsystemd",
         ]),
-        .executableTarget(name: "outld", dependencies: ["Daemon"]),
+        .executableTarget(name: "outld", dependencies: ["Daemon", "OutlConfig"]),
 
         // Tests. TestSupport runs real processes on real temporary directories.
         .target(name: "TestSupport", dependencies: ["SystemCalls"], path: "Tests/TestSupport"),
         .testTarget(name: "CaptureFormatTests", dependencies: ["CaptureFormat", "TestSupport"]),
-        .testTarget(name: "CaptureWriterTests", dependencies: ["CaptureInbox", "CaptureCLI", "CaptureFormat", "SystemCalls", "TestSupport"]),
+        .testTarget(name: "CaptureWriterTests", dependencies: ["CaptureInbox", "CaptureCLI", "CaptureFormat", "OutlConfig", "SystemCalls", "TestSupport"]),
         .testTarget(name: "WorkspaceTests", dependencies: ["Workspace", "SystemCalls", "TestSupport"]),
         .testTarget(name: "DrainTests", dependencies: ["Drain", "Workspace", "CaptureInbox", "CaptureFormat", "SystemCalls", "BatchIO", "TestSupport"]),
         .testTarget(name: "OutldTests", dependencies: ["CaptureFormat", "SystemCalls", "TestSupport"]),

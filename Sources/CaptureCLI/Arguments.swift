@@ -1,5 +1,13 @@
 // Arguments: the writer's command line (SPEC section 5). Parsing only; no I/O, so every usage
-// error is found before anything touches the disk.
+// error is found before anything touches the disk or a dialog opens.
+
+/// Which X11/Wayland selection `--selection` and `--clipboard` read.
+public enum SelectionKind: String, Equatable, Sendable {
+    case primary = "--selection"
+    case clipboard = "--clipboard"
+
+    var name: String { self == .primary ? "primary selection" : "clipboard" }
+}
 
 public struct Options: Equatable {
     public var words: [String] = []
@@ -12,6 +20,7 @@ public struct Options: Equatable {
     public var notify = false
     public var prompt = false
     public var uri: String?
+    public var selection: SelectionKind?
     public var list = false
     public var help = false
     public var version = false
@@ -64,15 +73,21 @@ public enum Arguments {
             case "--notify": o.notify = true
             case "--prompt": o.prompt = true
             case "--list": o.list = true
+            case "--selection", "--clipboard":
+                let kind = SelectionKind(rawValue: name)!
+                if let other = o.selection, other != kind { throw UsageError("give --selection or --clipboard, not both") }
+                o.selection = kind
             case "-h", "--help": o.help = true
             case "-V", "--version": o.version = true
             default: throw UsageError("unknown option \(a)")
             }
         }
-        let inputs = (o.words.isEmpty ? 0 : 1) + (o.readStdin ? 1 : 0) + (o.prompt ? 1 : 0)
-            + (o.uri == nil ? 0 : 1) + (o.list ? 1 : 0)
-        if inputs > 1 && !o.help && !o.version {
-            throw UsageError("give only one of TEXT, -, --prompt, --uri, --list")
+        if o.help || o.version { return o }
+        let inputs = (o.words.isEmpty ? 0 : 1) + (o.readStdin ? 1 : 0) + (o.uri == nil ? 0 : 1)
+            + (o.list ? 1 : 0) + (o.selection == nil ? 0 : 1)
+        if inputs > 1 || (o.prompt && inputs - (o.selection == nil ? 0 : 1) > 0) {
+            throw UsageError("give only one of TEXT, -, --prompt, --uri, --list, --selection, --clipboard"
+                             + " (--prompt may add --selection or --clipboard)")
         }
         if o.list && (o.at != nil || o.source != nil) {
             throw UsageError("--list takes no --at or --source")
@@ -80,15 +95,31 @@ public enum Arguments {
         return o
     }
 
+    /// Whether a failure should also be a desktop notification: a hotkey has no terminal. Read
+    /// from the raw words, so even a usage error of a hotkey's command line is seen.
+    static func wantsDesktopNotice(_ args: [String]) -> Bool {
+        for a in args {
+            if a == "--" { return false }
+            if a == "--prompt" || a == "--notify" { return true }
+        }
+        return false
+    }
+
     public static let usage = """
-    usage: outl-capture [options] TEXT...
+    usage: outl-capture [options] [--] TEXT...
            outl-capture [options] -
-           outl-capture --prompt [options]
-           outl-capture --uri 'outl://capture?text=…&url=…&title=…' [options]
+           outl-capture --prompt [--selection | --clipboard] [options]
+           outl-capture --selection | --clipboard [options]
+           outl-capture --uri 'outl://capture?text=…&url=…&title=…&source=…' [options]
            outl-capture --list [--workspace DIR] [--inbox DIR]...
     options: --source NAME  --at RFC3339  --workspace DIR  --inbox DIR  --quiet  --notify
              --help  --version
-    Saves one line into the outl capture inbox; outld moves it into that day's journal.
+    Saves one line into the outl capture inbox; outld moves it into the journal of its day.
+    TEXT is the words joined by spaces; - (or a pipe) reads standard input; after --, words that
+    start with - are text. --selection reads the primary selection, --clipboard the clipboard
+    (wl-paste, xclip or xsel); with --prompt it is the dialog's initial text.
+    The workspace is --workspace, else $OUTL_WORKSPACE, else `workspace =` in
+    ~/.config/outl/outld.conf, else ~/outl. See outl-capture(1).
 
     """
 }

@@ -1,124 +1,224 @@
-// CaptureMain: the writer from arguments to a durable file. Nothing is printed as saved until
-// Inbox.deliver returned (rename and directory fsync done); the receipt notification comes after.
+// CaptureMain: the writer from arguments to a durable file. Everything that can be checked is
+// checked before the text is asked for (a hotkey's dialog never opens for a capture that cannot be
+// saved); nothing is printed as saved until Inbox.deliver returned (rename and directory fsync
+// done); the receipt notification comes after. Every failure is a `Failure`, printed in one place.
 #if canImport(Glibc)
 import Glibc
 #endif
 import CaptureFormat
 import CaptureInbox
+import OutlConfig
 import SystemCalls
 
 public let captureVersion = "0.1.0"
 
+/// Runs `outl-capture` with the arguments as the kernel gave them (without the program name): an
+/// argument that is not UTF-8 is refused as standard input is, never decoded with replacements.
+public func captureMain(rawArguments: [[UInt8]], environment: @escaping (String) -> String? = Path.environment) -> Int32 {
+    var args: [String] = []
+    for (i, a) in rawArguments.enumerated() {
+        guard let s = String(validating: a, as: UTF8.self) else {
+            let hotkey = Arguments.wantsDesktopNotice(rawArguments.map { String(decoding: $0, as: UTF8.self) })
+            return report(Failure(ExitStatus.dataError, "argument \(i + 1) is not UTF-8 (byte \(UTF8Check.firstInvalidOffset(a) ?? 0)); nothing saved"),
+                          notify: hotkey, environment: environment)
+        }
+        args.append(s)
+    }
+    return captureMain(args, environment: environment)
+}
+
 /// Runs `outl-capture` with `args` (without the program name); returns the exit status.
-public func captureMain(_ args: [String], environment: (String) -> String? = Path.environment) -> Int32 {
-    let o: Options
+public func captureMain(_ args: [String], environment: @escaping (String) -> String? = Path.environment) -> Int32 {
     do {
-        o = try Arguments.parse(args)
+        return try Writer.run(args, environment: environment)
+    } catch let f as Failure {
+        return report(f, notify: Arguments.wantsDesktopNotice(args), environment: environment)
     } catch {
-        return Out.fail(ExitStatus.usage, "\(error) (see outl-capture --help)")
+        return report(Failure(ExitStatus.software, "\(error)"), notify: Arguments.wantsDesktopNotice(args), environment: environment)
     }
-    if o.help { Out.stdout(Arguments.usage); return ExitStatus.ok }
-    if o.version { Out.stdout("outl-capture \(captureVersion)\n"); return ExitStatus.ok }
-    if o.list {
-        do {
-            return ListCommand.run(try InboxConfig.resolve(workspace: o.workspace, inboxes: o.inboxes,
-                                                           environment: environment))
-        } catch {
-            return Out.fail(ExitStatus.config, "\(error)")
-        }
-    }
+}
 
-    // 1. The text and its default source.
-    var raw: String
-    var source = o.source ?? "cli"
-    if let uri = o.uri {
+/// The one place a failure is shown: one line on stderr, and for a hotkey a critical notification.
+func report(_ f: Failure, notify: Bool, environment: (String) -> String?) -> Int32 {
+    Out.say(f.message)
+    if notify { Notify.failed(f.message, environment: environment) }
+    return f.status
+}
+
+enum Writer {
+    static func run(_ args: [String], environment: @escaping (String) -> String?) throws -> Int32 {
+        let o: Options
         do {
-            let parts = try ShareLink.parse(uri: uri)
-            guard let line = ShareLink.line(text: parts.text, url: parts.url, title: parts.title) else {
-                return Out.fail(ExitStatus.dataError, "--uri: the link has no text, url or title")
-            }
-            raw = line
+            o = try Arguments.parse(args)
         } catch {
-            return Out.fail(ExitStatus.dataError, "--uri: \(error)")
+            throw Failure(ExitStatus.usage, "\(error) (see outl-capture --help)")
         }
-        source = o.source ?? "share"
-    } else if o.prompt {
-        switch Prompt.ask(environment: environment) {
-        case .noProgram:
-            return Out.fail(ExitStatus.unavailable,
-                            "--prompt: no dialog program found (install zenity, kdialog, rofi, wofi, fuzzel or dmenu, or set OUTL_PROMPT)")
-        case .cancelled:
-            if !o.quiet { Out.stderr("outl-capture: cancelled; nothing saved\n") }
+        if o.help { Out.stdout(Arguments.usage); return ExitStatus.ok }
+        if o.version { Out.stdout("outl-capture \(captureVersion)\n"); return ExitStatus.ok }
+        if o.list {
+            let config = try configured { try OutlConfig.resolve(workspace: o.workspace, inboxes: o.inboxes, environment: environment) }
+            return try ListCommand.run(config, home: environment("HOME"))
+        }
+        let plan = try Plan.make(o, environment: environment)
+        guard let input = try readInput(o, environment: environment) else {
+            if !o.quiet { Out.say("cancelled; nothing saved") }
             return ExitStatus.ok
-        case .line(let l):
-            raw = l
         }
-        source = o.source ?? "hotkey"
-    } else if !o.words.isEmpty {
-        raw = o.words.joined(separator: " ")
-    } else if o.readStdin || isatty(0) == 0 {
-        switch StdinText.read() {
-        case .success(let s): raw = s
-        case .failure(let e): return Out.fail(ExitStatus.dataError, e.description)
-        }
-    } else {
-        return Out.fail(ExitStatus.usage, "nothing to capture: give TEXT, - (standard input), --prompt or --uri")
+        let text = try checked(input.text)
+        let source = try checkedSource(o.source ?? input.source ?? plan.defaultSource)
+        let stamp = plan.at ?? localNow(environment: environment)
+        let id = try save(text: text, source: source, stamp: stamp, inbox: plan.inbox)
+        // Durable: now, and only now, say so.
+        Out.stdout(id.string + "\n")
+        if !o.quiet { Out.stderr("Saved for \(receiptDay(stamp)); lands in your journal when outld drains it\n") }
+        if o.notify { Notify.saved(preview: CaptureFile.oneLine(text, max: 60), environment: environment) }
+        return ExitStatus.ok
     }
 
-    let text = CaptureFile.trimWhitespace(raw)
-    if text.isEmpty { return Out.fail(ExitStatus.usage, "empty text; nothing saved") }
-    if text.utf8.count > CaptureFile.maxTextBytes {
-        return Out.fail(ExitStatus.dataError, "text is over 64 KiB (\(text.utf8.count) bytes); nothing saved")
+    /// What is settled before the text is read: where it goes, when it was made (with --at).
+    struct Plan {
+        var inbox: String
+        var at: Timestamp?
+        var defaultSource: String
+
+        static func make(_ o: Options, environment: @escaping (String) -> String?) throws -> Plan {
+            if let s = o.source { _ = try checkedSource(s) }
+            var at: Timestamp? = nil
+            if let raw = o.at {
+                guard let t = Timestamp(rfc3339: raw) else {
+                    throw Failure(ExitStatus.dataError, "--at: not an RFC 3339 time with an offset: \(raw)")
+                }
+                guard t.epochMilliseconds >= 0, UInt64(t.epochMilliseconds) <= ULID.maxTimestampMs else {
+                    throw Failure(ExitStatus.dataError, "--at: out of range (1970 to 10889): \(raw)")
+                }
+                at = t
+            }
+            let target = try configured {
+                try OutlConfig.writeTarget(workspace: o.workspace, inboxes: o.inboxes, environment: environment)
+            }
+            if let ws = target.explicitWorkspace { try requireDirectory(ws) }
+            let source = o.prompt ? "hotkey" : o.uri != nil ? "share" : o.selection.map { $0 == .primary ? "selection" : "clipboard" } ?? "cli"
+            return Plan(inbox: target.inbox, at: at, defaultSource: source)
+        }
     }
 
-    // 2. When: --at as given (canonicalised), else now in the local zone. The ULID carries the same ms.
-    let stamp: Timestamp
-    if let at = o.at {
-        guard let t = Timestamp(rfc3339: at) else {
-            return Out.fail(ExitStatus.dataError, "--at: not an RFC 3339 time with an offset: \(at)")
+    /// The text and, for a link with `source=`, its source; nil when a dialog was cancelled.
+    static func readInput(_ o: Options, environment: (String) -> String?) throws -> (text: String, source: String?)? {
+        if let uri = o.uri {
+            let parts: (text: String?, url: String?, title: String?, source: String?)
+            do {
+                parts = try ShareLink.parse(uri: uri)
+            } catch {
+                throw Failure(ExitStatus.dataError, "--uri: \(error)")
+            }
+            guard let line = ShareLink.line(text: parts.text, url: parts.url, title: parts.title) else {
+                throw Failure(ExitStatus.dataError, "--uri: the link has no text, url or title")
+            }
+            return (line, parts.source.flatMap { $0.isEmpty ? nil : $0 })
         }
-        guard t.epochMilliseconds >= 0, UInt64(t.epochMilliseconds) <= ULID.maxTimestampMs else {
-            return Out.fail(ExitStatus.dataError, "--at: out of range (1970 to 10889): \(at)")
+        let selected = try o.selection.map { try Selection.read($0, environment: environment) }
+        if o.prompt {
+            let initial = selected.map { CaptureFile.oneLine(CaptureFile.trimWhitespace($0), max: 4096) }
+            switch try Prompt.ask(initial: initial, environment: environment) {
+            case .cancelled: return nil
+            case .line(let l): return (l, nil)
+            }
         }
-        stamp = t
-    } else {
-        stamp = Timestamp.local(epochMs: Int64(ULIDGenerator.nowMs()))
+        if let selected { return (selected, nil) }
+        if !o.words.isEmpty { return (o.words.joined(separator: " "), nil) }
+        if o.readStdin || isatty(0) == 0 { return (try StdinText.read(), nil) }
+        throw Failure(ExitStatus.usage, "nothing to capture: give TEXT, - (standard input), --prompt, --selection or --uri")
     }
 
-    // 3. Where: an explicit inbox needs no config file, so a broken config cannot block it.
-    let inbox: String
-    if let first = o.inboxes.first {
-        inbox = first
-    } else if o.workspace == nil, let env = environment("OUTL_CAPTURE_INBOX") {
-        inbox = env
-    } else {
+    /// The capture's text by the format's one rule (CaptureFile.checkedText), CR LF read as LF.
+    static func checked(_ raw: String) throws -> String {
         do {
-            inbox = try InboxConfig.resolve(workspace: o.workspace, inboxes: [], environment: environment).writeInbox
+            return try CaptureFile.checkedText(crlfAsLF(raw))
+        } catch CaptureFormatError.textEmpty {
+            throw Failure(ExitStatus.usage, "empty text; nothing saved")
+        } catch CaptureFormatError.textTooLong(let n) {
+            throw Failure(ExitStatus.dataError, "text is over 64 KiB (\(n) bytes); nothing saved")
         } catch {
-            return Out.fail(ExitStatus.config, "\(error)")
+            throw Failure(ExitStatus.dataError, "\(error); nothing saved")
         }
     }
 
-    // 4. The Maildir delivery.
-    var gen = ULIDGenerator()
-    let id = gen.next(nowMs: UInt64(stamp.epochMilliseconds))
-    let bytes = CaptureFile.encode(Capture(text: text, capturedAt: stamp.rfc3339, source: source))
-    do {
-        try Inbox.ensure(inbox)
-    } catch {
-        return Out.fail(ExitStatus.cantCreate, "cannot create inbox \(inbox): \(error); nothing saved")
-    }
-    do {
-        _ = try Inbox.deliver(bytes, id: id, to: inbox)
-    } catch {
-        return Out.fail(ExitStatus.ioError, "cannot save to \(inbox): \(error); nothing saved")
+    static func checkedSource(_ s: String) throws -> String {
+        do {
+            try CaptureFile.checkSource(s)
+            return s
+        } catch {
+            throw Failure(ExitStatus.dataError, "--source: \(error); nothing saved")
+        }
     }
 
-    // 5. Durable: now, and only now, say so.
-    Out.stdout(id.string + "\n")
-    if !o.quiet {
-        Out.stderr("Saved; lands in the journal for \(stamp.dayString) when outld drains it\n")
+    /// A line break typed on another system (CR LF) is a line break, not a control character.
+    static func crlfAsLF(_ s: String) -> String {
+        guard s.utf8.contains(0x0D) else { return s }
+        var out = ""
+        var pendingCR = false
+        for u in s.unicodeScalars {
+            if pendingCR && u != "\n" { out.unicodeScalars.append("\r") }
+            pendingCR = u == "\r"
+            if !pendingCR { out.unicodeScalars.append(u) }
+        }
+        if pendingCR { out.unicodeScalars.append("\r") }
+        return out
     }
-    if o.notify { Notify.saved(preview: CaptureFile.oneLine(text, max: 60), environment: environment) }
-    return ExitStatus.ok
+
+    /// Now in the local zone, after saying once if $TZ names no zone (glibc then uses UTC).
+    static func localNow(environment: (String) -> String?) -> Timestamp {
+        if let w = TimeZoneCheck.warning(environment: environment) { Out.say("warning: \(w)") }
+        return Timestamp.local(epochMs: Int64(ULIDGenerator.nowMs()))
+    }
+
+    /// An explicit --workspace must already be one: a typo must not become a directory.
+    static func requireDirectory(_ dir: String) throws {
+        var st = stat()
+        if stat(dir, &st) != 0 {
+            let e = Errno.current
+            if e == .ENOENT || e == .ENOTDIR {
+                throw Failure(ExitStatus.cantCreate, "no workspace at \(dir) (--workspace names a directory that does not exist); nothing saved")
+            }
+            throw Failure(ExitStatus.of(e, otherwise: ExitStatus.cantCreate), "cannot reach the workspace \(dir): \(e); nothing saved")
+        }
+        guard st.st_mode & S_IFMT == S_IFDIR else {
+            throw Failure(ExitStatus.cantCreate, "--workspace \(dir) is not a directory; nothing saved")
+        }
+    }
+
+    /// The Maildir delivery; returns the capture id once the file is durable.
+    static func save(text: String, source: String, stamp: Timestamp, inbox: String) throws -> ULID {
+        var gen = ULIDGenerator()
+        let id = gen.next(nowMs: UInt64(stamp.epochMilliseconds))
+        let bytes = CaptureFile.encode(Capture(text: text, capturedAt: stamp.rfc3339, source: source))
+        do {
+            try Inbox.ensure(inbox)
+        } catch {
+            throw Failure(ExitStatus.of(error, otherwise: ExitStatus.cantCreate), "cannot create inbox \(inbox): \(error); nothing saved")
+        }
+        do {
+            _ = try Inbox.deliver(bytes, id: id, to: inbox)
+        } catch {
+            throw Failure(ExitStatus.of(error, otherwise: ExitStatus.ioError), "cannot save to \(inbox): \(error); nothing saved")
+        }
+        return id
+    }
+
+    /// "Wed 2 Dec", with the year when it is not this year's.
+    static func receiptDay(_ t: Timestamp) -> String {
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let thisYear = Timestamp.local(epochMs: Int64(ULIDGenerator.nowMs())).year
+        return "\(days[t.weekday]) \(t.day) \(months[t.month - 1])" + (t.year == thisYear ? "" : " \(t.year)")
+    }
+
+    /// A configuration error, with the status its origin calls for (64 flag, 78 file or variable).
+    static func configured<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let e as ConfigError {
+            throw Failure(e.exitStatus, e.description)
+        }
+    }
 }

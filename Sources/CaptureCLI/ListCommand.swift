@@ -1,36 +1,71 @@
 // ListCommand: `--list` shows the captures still waiting in every inbox outld drains, oldest
-// first. It only reads: files are opened without following symlinks or blocking on FIFOs.
+// first. It only reads: files are opened without following symlinks or blocking on FIFOs. What it
+// prints came from files anyone may have written, so control characters are shown escaped, never
+// sent to the terminal.
 import CaptureFormat
 import CaptureInbox
+import OutlConfig
 import SystemCalls
 
 enum ListCommand {
-    static func run(_ config: InboxConfig) -> Int32 {
+    /// One line per capture: `ID  TIME  SOURCE  TEXT`, with the inbox after SOURCE when several
+    /// inboxes are listed. "nothing waiting" on stderr when there is nothing.
+    static func run(_ config: OutlConfig, home: String?) throws -> Int32 {
         var rows: [(name: String, dir: String)] = []
         for dir in config.drainedInboxes {
             do {
                 for n in try Inbox.pending(dir) { rows.append((n, dir)) }
             } catch {
-                return Out.fail(ExitStatus.ioError, "cannot list \(dir): \(error)")
+                throw Failure(ExitStatus.of(error, otherwise: ExitStatus.ioError), "cannot list \(dir): \(error)")
             }
         }
+        if rows.isEmpty {
+            Out.say("nothing waiting")
+            return ExitStatus.ok
+        }
         rows.sort { $0.name < $1.name }
+        let several = config.drainedInboxes.count > 1
         var out = ""
         for r in rows {
             let id = String(r.name.prefix(26))
+            let inbox = several ? "  " + visible(abbreviated(r.dir, home: home)) : ""
             do {
                 let bytes = try Durable.readRegularFile(Path.join(r.dir, r.name), limit: CaptureFile.maxFileBytes)
                 let c = try CaptureFile.decode(bytes)
                 let at = c.capturedAt?.rfc3339 ?? c.capturedAtRaw ?? "-"
-                out += "\(id)  \(at)  \(c.source)  \(CaptureFile.oneLine(c.text, max: 60))\n"
+                out += "\(id)  \(visible(at))  \(visible(c.source))\(inbox)  \(visible(CaptureFile.oneLine(c.text, max: 60)))\n"
             } catch let e as Errno where e == .ENOENT {
                 continue  // drained while we listed
             } catch {
-                out += "\(id)  -  -  (will be rejected: \(error))\n"
+                out += "\(id)  -  -\(inbox)  (will be rejected: \(visible("\(error)")))\n"
             }
             if out.utf8.count > 1 << 16 { Out.stdout(out); out = "" }
         }
         Out.stdout(out)
         return ExitStatus.ok
+    }
+
+    /// `s` with every control character (C0, DEL, C1) written as `\x1B` / `\u0085`, so a listing
+    /// cannot move the cursor, change colours or ring the bell.
+    static func visible(_ s: String) -> String {
+        guard s.unicodeScalars.contains(where: isControl) else { return s }
+        var out = ""
+        for u in s.unicodeScalars {
+            if isControl(u) {
+                let hex = String(u.value, radix: 16, uppercase: true)
+                out += u.value < 0x80 ? "\\x" + (hex.count < 2 ? "0" : "") + hex : "\\u00" + hex
+            } else {
+                out.unicodeScalars.append(u)
+            }
+        }
+        return out
+    }
+
+    static func isControl(_ u: Unicode.Scalar) -> Bool { u.value < 0x20 || (0x7F...0x9F).contains(u.value) }
+
+    /// `~/…` for a directory under $HOME, as a person would write it.
+    static func abbreviated(_ dir: String, home: String?) -> String {
+        guard let home, home != "/", dir.hasPrefix(home + "/") else { return dir }
+        return "~" + dir.dropFirst(home.count)
     }
 }

@@ -3,12 +3,8 @@
 import CaptureFormat
 import SystemCalls
 
-struct InputError: Error, CustomStringConvertible {
-    let description: String
-}
-
 enum StdinText {
-    static func read() -> Result<String, InputError> {
+    static func read() throws -> String {
         var bytes: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -16,17 +12,17 @@ enum StdinText {
             do {
                 n = try buf.withUnsafeMutableBytes { try Sys.read(0, into: $0) }
             } catch {
-                return .failure(InputError(description: "cannot read standard input: \(error)"))
+                throw Failure(ExitStatus.of(error, otherwise: ExitStatus.ioError), "cannot read standard input: \(error)")
             }
             if n == 0 { break }
             bytes.append(contentsOf: buf[0..<n])
             if bytes.count > CaptureFile.maxFileBytes {
-                return .failure(InputError(description: "standard input is over 1 MiB; nothing saved"))
+                throw Failure(ExitStatus.dataError, "standard input is over 1 MiB; nothing saved")
             }
         }
         if let bad = UTF8Check.firstInvalidOffset(bytes) {
-            return .failure(InputError(description: "standard input is not UTF-8 (byte \(bad)); nothing saved"))
+            throw Failure(ExitStatus.dataError, "standard input is not UTF-8 (byte \(bad)); nothing saved")
         }
-        return .success(String(decoding: bytes, as: UTF8.self))
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,6 +1,8 @@
 // CaptureFile: the one encoder and decoder of an inbox file (SPEC 3.1). Writer and daemon both
 // use it. Trim rule: leading and trailing white space is removed from `text`; what is left must be
-// non-empty and at most 64 KiB of UTF-8. Unknown fields are ignored; a repeated known field is refused.
+// non-empty, at most 64 KiB of UTF-8, and free of control characters but tab and newline (text is
+// data: a NUL or an escape sequence never reaches a page or a terminal); `source` has none at all.
+// Unknown fields are ignored; a repeated known field is refused.
 
 /// What a writer puts in a file.
 public struct Capture: Equatable, Sendable {
@@ -38,6 +40,8 @@ public enum CaptureFormatError: Error, Equatable, CustomStringConvertible {
     case textTooLong(bytes: Int)
     case sourceNotString(found: String)
     case duplicateKey(String)
+    /// A C0 control character (U+0000–U+001F) where none may be; `offset` is its UTF-8 byte.
+    case controlCharacter(field: String, code: UInt8, offset: Int)
 
     public var description: String {
         switch self {
@@ -51,6 +55,10 @@ public enum CaptureFormatError: Error, Equatable, CustomStringConvertible {
         case .textTooLong(let n): return "text over 64 KiB (\(n) bytes)"
         case .sourceNotString(let k): return "source is not a string (found \(k))"
         case .duplicateKey(let k): return "duplicate key \"\(k)\""
+        case .controlCharacter(let f, let c, let o):
+            let hex = String(c, radix: 16, uppercase: true)
+            return "\(f) has the control character U+00\(c < 16 ? "0" : "")\(hex) at byte \(o)"
+                + (f == "text" ? " (only tab and newline are allowed)" : "")
         }
     }
 }
@@ -123,14 +131,13 @@ public enum CaptureFile {
     static func finish(text: JSONValue?, at: JSONValue?, source: JSONValue?) throws -> DecodedCapture {
         guard let t = text else { throw CaptureFormatError.textMissing }
         guard case .string(let raw) = t else { throw CaptureFormatError.textNotString(found: t.kindName) }
-        let trimmed = trimWhitespace(raw)
-        if trimmed.isEmpty { throw CaptureFormatError.textEmpty }
-        if trimmed.utf8.count > maxTextBytes { throw CaptureFormatError.textTooLong(bytes: trimmed.utf8.count) }
+        let trimmed = try checkedText(raw)
 
         var warnings: [String] = []
         var src = "unknown"
         if let s = source {
             guard case .string(let v) = s else { throw CaptureFormatError.sourceNotString(found: s.kindName) }
+            try checkSource(v)
             src = v
         }
         var stamp: Timestamp?, stampRaw: String?
@@ -146,6 +153,37 @@ public enum CaptureFile {
         }
         return DecodedCapture(text: trimmed, capturedAt: stamp, capturedAtRaw: stampRaw,
                               source: src, warnings: warnings)
+    }
+
+    /// The text a capture may carry, from what a writer or a file gave: trimmed (see
+    /// `trimWhitespace`), non-empty, at most 64 KiB, and without control characters but tab and
+    /// newline. The writer and the decoder both call this, so what one saves the other accepts.
+    public static func checkedText(_ raw: String) throws -> String {
+        let trimmed = trimWhitespace(raw)
+        if trimmed.isEmpty { throw CaptureFormatError.textEmpty }
+        if trimmed.utf8.count > maxTextBytes { throw CaptureFormatError.textTooLong(bytes: trimmed.utf8.count) }
+        if let (c, o) = firstControl(trimmed, allowing: [0x09, 0x0A]) {
+            throw CaptureFormatError.controlCharacter(field: "text", code: c, offset: o)
+        }
+        return trimmed
+    }
+
+    /// A source is a name: no control character at all.
+    public static func checkSource(_ s: String) throws {
+        if let (c, o) = firstControl(s, allowing: []) {
+            throw CaptureFormatError.controlCharacter(field: "source", code: c, offset: o)
+        }
+    }
+
+    /// The first C0 control byte not in `allowing`, with its UTF-8 offset. (Every byte of a
+    /// multi-byte UTF-8 sequence is 0x80 or above, so a byte scan cannot mistake one.)
+    static func firstControl(_ s: String, allowing: [UInt8]) -> (UInt8, Int)? {
+        var offset = 0
+        for b in s.utf8 {
+            if b < 0x20 && !allowing.contains(b) { return (b, offset) }
+            offset += 1
+        }
+        return nil
     }
 
     /// Removes leading and trailing Unicode white space (spaces, tabs, newlines, NBSP, …).

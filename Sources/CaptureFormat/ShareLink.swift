@@ -32,8 +32,10 @@ public enum ShareLink {
 
     /// Parses an `outl://capture?…` link. Query values are percent-decoded with `+` as a space;
     /// a bad escape, invalid UTF-8, a repeated parameter or another scheme/host is an error.
-    /// Unknown parameters and a `#fragment` are ignored.
-    public static func parse(uri: String) throws -> (text: String?, url: String?, title: String?) {
+    /// `source` names the sharing application. Unknown parameters are ignored, and so is
+    /// everything from the first `#` on (the link's fragment: a URL with a fragment must be passed
+    /// percent-encoded, as encodeURIComponent does, or its fragment and later parameters are lost).
+    public static func parse(uri: String) throws -> (text: String?, url: String?, title: String?, source: String?) {
         var rest = Substring(uri)
         guard rest.lowercased().hasPrefix("outl:") else { throw ShareLinkError("not an outl: link") }
         rest = rest.dropFirst(5)
@@ -60,11 +62,11 @@ public enum ShareLink {
                 key = pair; value = ""
             }
             let k = try percentDecode(key)
-            guard k == "text" || k == "url" || k == "title" else { continue }
+            guard k == "text" || k == "url" || k == "title" || k == "source" else { continue }
             if found[k] != nil { throw ShareLinkError("parameter \"\(k)\" given twice") }
             found[k] = try percentDecode(value)
         }
-        return (found["text"], found["url"], found["title"])
+        return (found["text"], found["url"], found["title"], found["source"])
     }
 
     /// application/x-www-form-urlencoded decoding of one component.

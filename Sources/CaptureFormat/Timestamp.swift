@@ -156,6 +156,12 @@ public struct Timestamp: Equatable, Sendable, CustomStringConvertible {
     /// The date in the timestamp's own offset: the journal day of a capture.
     public var calendarDay: (year: Int, month: Int, day: Int) { (year, month, day) }
 
+    /// The day of the week of `calendarDay`, 0 for Sunday (1970-01-01 was a Thursday).
+    public var weekday: Int {
+        let d = Timestamp.daysFromCivil(year, month, day)
+        return ((d % 7) + 7 + 4) % 7
+    }
+
     /// `YYYY-MM-DD` of `calendarDay`.
     public var dayString: String {
         let t = rfc3339

@@ -1,13 +1,17 @@
 // DaemonOptions: outld's command line, parsed by hand (no outside packages). Usage errors are one
-// line and exit 64; `--help` text lives here so it cannot drift from what is parsed.
+// line and exit 64; `--help` text lives here so it cannot drift from what is parsed. What the
+// flags mean together with the environment and outld.conf is OutlConfig's one rule.
+import OutlConfig
 
 public struct DaemonOptions: Equatable {
     public enum LogMode: String { case auto, journal, stderr }
     public enum IOMode: String { case auto, uring, plain }
     public var workspace: String?
     public var inboxes: [String] = []
+    public var stateDirectory: String?
     public var once = false
     public var timeoutSeconds: Double = 30
+    public var timeoutGiven = false
     public var log: LogMode = .auto
     public var io: IOMode = .auto
     public var showHelp = false
@@ -22,8 +26,8 @@ public struct UsageError: Error, CustomStringConvertible {
 public let outldVersion = "0.1.0"
 
 public let outldUsage = """
-usage: outld [--workspace DIR] [--inbox DIR]... [--log auto|journal|stderr] [--io auto|uring|plain]
-       outld --once [--workspace DIR] [--inbox DIR]... [--timeout SECONDS]
+usage: outld [--workspace DIR] [--inbox DIR]... [--state-dir DIR] [--log auto|journal|stderr] [--io auto|uring|plain]
+       outld --once [--workspace DIR] [--inbox DIR]... [--state-dir DIR] [--timeout SECONDS]
        outld --version | --help
 
 Keeps the outl workspace booted and drains captures from its inboxes into the journal of the day
@@ -31,10 +35,14 @@ each was made. Runs in the foreground until SIGTERM; `--once` drains what is wai
 running outld to do it if one owns the workspace) and exits.
 
   --workspace DIR   the workspace (default: $OUTL_WORKSPACE, else `workspace =` in
-                    ~/.config/outl/outld.conf, else ~/outl)
-  --inbox DIR       drain this inbox too (repeatable; also `inbox =` lines in outld.conf and
-                    $OUTL_CAPTURE_INBOX); <workspace>/.outl/captures is always drained
-  --once            drain once and exit: 0 when nothing is left waiting, 75 on timeout
+                    ~/.config/outl/outld.conf, else ~/outl), created on first start; with
+                    --once, a DIR given here must exist
+  --inbox DIR       drain this inbox too (repeatable); <workspace>/.outl/captures is always
+                    drained, and so are outld.conf's `inbox =` lines (unless --workspace is given)
+                    and $OUTL_CAPTURE_INBOX (unless --workspace or --inbox is given)
+  --state-dir DIR   device-local state: write lock, actor id (default: $OUTL_STATE_DIR, else
+                    $XDG_STATE_HOME/outl, else ~/.local/state/outl)
+  --once            drain once and exit
   --timeout S       with --once: how long to wait for a running outld (default 30)
   --log MODE        auto (journal under systemd, else stderr), journal, or stderr
   --io MODE         auto (io_uring when the kernel allows, else plain syscalls), uring, plain
@@ -42,7 +50,9 @@ running outld to do it if one owns the workspace) and exits.
 
 Signals: SIGTERM/SIGINT finish the batch and exit 0; SIGHUP re-reads outld.conf and rescans;
 SIGUSR1 drains now.
-Exit status: 0 ok, 64 usage, 69 workspace unusable, 75 workspace locked or --once timed out.
+Exit status: 0 ok (with --once: nothing left waiting), 64 usage, 69 workspace unusable,
+73 no workspace at --once --workspace DIR, 75 workspace locked, or --once timed out or met an error a
+retry can fix, 77 permission denied, 78 bad outld.conf or OUTL_* variable.
 See outld(1), outl-inbox(5).
 """
 
@@ -69,6 +79,7 @@ extension DaemonOptions {
             switch arg {
             case "--workspace": o.workspace = try v(arg)
             case "--inbox": o.inboxes.append(try v(arg))
+            case "--state-dir": o.stateDirectory = try v(arg)
             case "--once": o.once = true
             case "--timeout":
                 let s = try v(arg)
@@ -76,6 +87,7 @@ extension DaemonOptions {
                     throw UsageError(description: "--timeout takes a number of seconds, not '\(s)'")
                 }
                 o.timeoutSeconds = t
+                o.timeoutGiven = true
             case "--log":
                 let s = try v(arg)
                 guard let m = LogMode(rawValue: s) else { throw UsageError(description: "--log takes auto, journal or stderr, not '\(s)'") }
@@ -91,6 +103,14 @@ extension DaemonOptions {
             }
             i += 1
         }
+        if o.timeoutGiven && !o.once && !o.showHelp && !o.showVersion {
+            throw UsageError(description: "--timeout is for --once only (a running outld waits for nothing)")
+        }
         return o
+    }
+
+    /// Workspace, inboxes and state directory by the one rule every outl program follows.
+    public func resolveConfig() throws -> OutlConfig {
+        try OutlConfig.resolve(workspace: workspace, inboxes: inboxes, stateDirectory: stateDirectory)
     }
 }

@@ -1,6 +1,8 @@
 // OnceMode: `outld --once` for scripts and the outld-drain.path unit. Never a second write actor:
 // when a running outld owns the workspace it is asked to drain (SIGUSR1) and we wait for the files
 // that were waiting to leave the inbox; otherwise we take the lock, drain, and exit.
+// Exit 75 only for what a retry can fix (a busy owner, a lock, a transient I/O error); a missing
+// workspace at --workspace is 73, a permission problem 77, an unusable workspace 69.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,16 +10,18 @@ import BatchIO
 import CaptureFormat
 import CaptureInbox
 import Drain
+import OutlConfig
 import SystemCalls
 import Workspace
 
 public enum OnceMode {
     /// Returns the exit status; prints a one-line summary on stdout.
-    public static func run(options: DaemonOptions, config: InboxConfig, log: JournalLog) async -> Int32 {
+    public static func run(options: DaemonOptions, config: OutlConfig, log: JournalLog) async -> Int32 {
         let root = config.workspaceRoot
+        if let status = WorkspaceStart.prepare(config, createNamed: false, log: log) { return status }
         let deadline = monotonicNanoseconds() + UInt64(options.timeoutSeconds * 1e9)
         while true {
-            if let owner = WorkspaceLock.owner(root: root, stateDirectory: nil) {
+            if let owner = WorkspaceLock.owner(root: root, stateDirectory: config.stateDirectory) {
                 switch askOwner(owner, config: config, deadline: deadline) {
                 case .done(let summary):
                     print(summary)
@@ -29,13 +33,14 @@ public enum OnceMode {
                     continue  // it exited between the check and the signal: drain ourselves
                 }
             }
+            if let problem = WorkspaceStart.permissionProblem(config) {
+                log.error(problem)
+                return 77
+            }
             let io = BatchIO.make(forcePlain: options.io == .plain)
-            var wopts = WorkspaceOptions(root: root)
-            wopts.appender = io.appender
-            wopts.journalFileFormat = config.journalFileFormat.flatMap(JournalFileFormat.init(setting:))
             let workspace: Workspace
             do {
-                workspace = try Workspace(options: wopts)
+                workspace = try Workspace(options: WorkspaceStart.options(config, io: io, log: log))
             } catch WorkspaceError.locked {
                 if monotonicNanoseconds() >= deadline {
                     print("timed out after \(formatSeconds(options.timeoutSeconds)): the workspace \(root) stayed locked")
@@ -44,26 +49,31 @@ public enum OnceMode {
                 continue  // an outld started meanwhile: ask it instead
             } catch {
                 log.error("cannot open the workspace \(root): \(error)")
-                return 69
+                return WorkspaceStart.status(of: error)
             }
-            let observer = DrainLog(log)
-            for inbox in config.drainedInboxes where (try? Sys.lstat(inbox)) == nil {
-                try? Inbox.ensure(inbox)
-            }
-            sweep_stale_temps(config.drainedInboxes)
-            do { try await workspace.reconcileAll() } catch { log.warning("reconcile: \(error)") }
-            log.holdLines()
-            let report = await drain_capture_inbox(config.drainedInboxes, into: workspace, io: io,
-                                                   observer: observer, options: .fromEnvironment())
-            log.releaseLines()
-            observer.passFinished()
-            await workspace.close()
-            var line = "drained \(report.drained), rejected \(report.rejected)"
-            if report.duplicates > 0 { line += ", \(report.duplicates) already present" }
-            if report.deferred > 0 { line += ", \(report.deferred) left waiting (\(report.transientError ?? "transient error"))" }
-            print(line)
-            return report.deferred == 0 && report.transientError == nil ? 0 : 75
+            return await drain(workspace, io: io, config: config, log: log)
         }
+    }
+
+    /// The drain itself, with the lock held; the summary line says what happened.
+    static func drain(_ workspace: Workspace, io: BatchIO, config: OutlConfig, log: JournalLog) async -> Int32 {
+        let observer = DrainLog(log)
+        for inbox in config.drainedInboxes where (try? Sys.lstat(inbox)) == nil {
+            try? Inbox.ensure(inbox)
+        }
+        sweep_stale_temps(config.drainedInboxes)
+        do { try await workspace.reconcileAll() } catch { log.warning("reconcile: \(error)") }
+        log.holdLines()
+        let report = await drain_capture_inbox(config.drainedInboxes, into: workspace, io: io,
+                                               observer: observer, options: .fromEnvironment())
+        log.releaseLines()
+        observer.passFinished()
+        await workspace.close()
+        var line = "drained \(report.drained), rejected \(report.rejected)"
+        if report.duplicates > 0 { line += ", \(report.duplicates) already present" }
+        if report.deferred > 0 { line += ", \(report.deferred) left waiting (\(report.transientError ?? "transient error"))" }
+        print(line)
+        return report.deferred == 0 && report.transientError == nil ? 0 : 75
     }
 
     enum Asked { case done(String), timedOut(Int), ownerGone }
@@ -71,7 +81,7 @@ public enum OnceMode {
     /// Snapshots what is waiting, watches the inboxes, signals the owner, and waits until every
     /// snapshotted file has left its inbox (drained or set aside). Watch first, then check, so a
     /// removal between the two is not missed.
-    static func askOwner(_ pid: Int32, config: InboxConfig, deadline: UInt64) -> Asked {
+    static func askOwner(_ pid: Int32, config: OutlConfig, deadline: UInt64) -> Asked {
         var waiting: [(inbox: String, name: String)] = []
         for inbox in config.drainedInboxes {
             for name in (try? Inbox.pending(inbox)) ?? [] { waiting.append((inbox, name)) }

@@ -8,12 +8,13 @@ import Glibc
 import BatchIO
 import CaptureInbox
 import Drain
+import OutlConfig
 import SystemCalls
 import Workspace
 
 public final class OutlDaemon {
     let options: DaemonOptions
-    var config: InboxConfig
+    var config: OutlConfig
     let log: JournalLog
     let signals: SignalSource
     let drainLog: DrainLog
@@ -42,7 +43,7 @@ public final class OutlDaemon {
     static let settleQuietMs: Int32 = 1
     static let settleCap: UInt64 = 5_000_000
 
-    public init(options: DaemonOptions, config: InboxConfig, log: JournalLog, signals: SignalSource) {
+    public init(options: DaemonOptions, config: OutlConfig, log: JournalLog, signals: SignalSource) {
         self.options = options
         self.config = config
         self.log = log
@@ -58,10 +59,9 @@ public final class OutlDaemon {
             log.error("io_uring was asked for (--io uring) but the kernel refused it")
             return 69
         }
-        // 1. The workspace and the device's write lock.
-        var wopts = WorkspaceOptions(root: root)
-        wopts.appender = io.appender
-        wopts.journalFileFormat = config.journalFileFormat.flatMap(JournalFileFormat.init(setting:))
+        // 1. The workspace (created on first start) and the device's write lock.
+        if let status = WorkspaceStart.prepare(config, createNamed: true, log: log) { return status }
+        var wopts = WorkspaceStart.options(config, io: io, log: log)
         var lastExtend: UInt64 = 0
         wopts.bootProgress = { read, total in
             // A large workspace may take longer than TimeoutStartSec: ask for more, each second.
@@ -80,7 +80,7 @@ public final class OutlDaemon {
             return 75
         } catch {
             log.error("cannot open the workspace \(root): \(error)")
-            return 69
+            return WorkspaceStart.status(of: error)
         }
 
         // 2. Watches before the first scan.
@@ -114,7 +114,7 @@ public final class OutlDaemon {
         await drainNow()
         if let us = ServiceNotifier.watchdogInterval() { watchdogEvery = us * 1000 / 2 }
         ServiceNotifier.ready()
-        log.info("outld ready: workspace \(root), \(config.drainedInboxes.count) inbox(es), io \(io.backend)",
+        log.info("ready: workspace \(root), \(config.drainedInboxes.count) inbox(es), io \(io.backend)",
                  fields: ["OUTL_WORKSPACE": root])
         publishStatus()
 
@@ -123,7 +123,7 @@ public final class OutlDaemon {
 
         // 5. Stop in reverse.
         ServiceNotifier.stopping()
-        log.info("outld stopping: \(drainLog.drained) drained, \(drainLog.rejected) rejected")
+        log.info("stopping: \(drainLog.drained) drained, \(drainLog.rejected) rejected")
         await workspace.close()
         return status
     }
@@ -131,9 +131,9 @@ public final class OutlDaemon {
     /// Re-reads outld.conf and the environment (SIGHUP): inboxes added there are watched and
     /// drained from now on. The workspace itself cannot change under a running daemon.
     func reloadConfig() {
-        let fresh: InboxConfig
+        let fresh: OutlConfig
         do {
-            fresh = try InboxConfig.resolve(workspace: options.workspace, inboxes: options.inboxes)
+            fresh = try options.resolveConfig()
         } catch {
             log.warning("keeping the old configuration: \(error)")
             return
@@ -141,8 +141,8 @@ public final class OutlDaemon {
         var inboxes = fresh.drainedInboxes
         if fresh.workspaceRoot != config.workspaceRoot {
             log.warning("the configured workspace changed to \(fresh.workspaceRoot); restart outld to switch (still serving \(config.workspaceRoot))")
-            inboxes.removeAll { $0 == InboxConfig.inboxOf(root: fresh.workspaceRoot) }
-            inboxes.insert(InboxConfig.inboxOf(root: config.workspaceRoot), at: 0)
+            inboxes.removeAll { $0 == OutlConfig.inboxOf(root: fresh.workspaceRoot) }
+            inboxes.insert(OutlConfig.inboxOf(root: config.workspaceRoot), at: 0)
         }
         if fresh.journalFileFormat != config.journalFileFormat {
             log.warning("journal-file-format changed; restart outld to switch (new days are still named as before)")

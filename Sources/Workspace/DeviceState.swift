@@ -11,6 +11,7 @@ public enum WorkspaceError: Error, CustomStringConvertible {
     case io(Errno, path: String)
     case badPath(String)
     case badID(String)
+    case readOnly                        // a write asked of a workspace opened read-only
 
     public var description: String {
         switch self {
@@ -19,6 +20,7 @@ public enum WorkspaceError: Error, CustomStringConvertible {
         case .io(let e, let path): return "\(path): \(e)"
         case .badPath(let p): return "\(p): not a page file of this workspace"
         case .badID(let s): return "\(s): not a block id (UUID spelling)"
+        case .readOnly: return "the workspace was opened read-only"
         }
     }
 }
@@ -140,6 +142,15 @@ enum DeviceState {
         let n = (try? buf.withUnsafeMutableBytes { try Sys.pread(fd, into: $0, at: 0) }) ?? 0
         let s = String(decoding: buf[0..<max(0, n)], as: UTF8.self).trimmingSpaces
         return Int32(s.hasSuffix("\n") ? String(s.dropLast()) : s)
+    }
+
+    /// The actor id already minted for this workspace, for a read-only open (which mints none).
+    static func existingActor(_ dir: String) -> BlockID {
+        guard let bytes = try? Durable.readRegularFile(Path.join(dir, "actor"), limit: 256),
+              let id = BlockID(String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }) else {
+            return BlockID(hi: 0, lo: 0)
+        }
+        return id
     }
 
     /// The device's actor id for this workspace, minted once (UUIDv7) and kept in the state dir.

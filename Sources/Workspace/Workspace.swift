@@ -19,12 +19,16 @@ public struct WorkspaceOptions {
     /// nil: as the workspace's newest journal file is named, Logseq's when it has none (`outl`,
     /// which reads no outld.conf, so follows what outld writes).
     public var journalFileFormat: JournalFileFormat? = nil
-    public init(root: String) {
+    /// Open to read only, beside a running writer: no write lock, no actor id minted, no torn
+    /// tail cut, nothing written anywhere; every write method throws `.readOnly`.
+    public var readOnly: Bool
+    public init(root: String, readOnly: Bool = false) {
         self.root = root
         self.stateDirectory = nil
         self.appender = PlainAppender()
         self.bootProgress = nil
         self.log = nil
+        self.readOnly = readOnly
     }
 }
 
@@ -58,43 +62,50 @@ public struct MergeReport: Sendable, Equatable {
 
 public actor Workspace {
     public nonisolated let root: String
+    /// This device's actor id; read-only, the one already minted (all zeros when there is none).
     public nonisolated let actorID: String
+    public nonisolated let readOnly: Bool
     let core: WorkspaceCore
 
     /// Takes the lock, boots (reads + merges all ops). Throws `.locked` at once if another process
-    /// holds the device write lock.
+    /// holds the device write lock. With `options.readOnly`, only boots.
     public init(options: WorkspaceOptions) throws {
         let c = try WorkspaceCore(options: options)
         core = c
         root = options.root
         actorID = c.actor.description
+        readOnly = options.readOnly
     }
 
     /// One batch: creates the day pages that are missing, appends one block per capture at the end
     /// of its day's page (Create of an existing id → .alreadyPresent, no op), writes all ops with
     /// ONE appendDurably, and returns only when they are durable. Does NOT write Markdown.
     public func appendCaptures(_ blocks: [CaptureBlock]) throws -> [AppendOutcome] {
-        try core.appendCaptures(blocks)
+        try writable()
+        return try core.appendCaptures(blocks)
     }
 
     /// Writes the Markdown of every page changed since the last call (reconciling each file's
     /// hand edits first). Returns the paths written.
-    public func projectDirtyPages() throws -> [String] { try core.projectDirtyPages() }
+    public func projectDirtyPages() throws -> [String] { try writable(); return try core.projectDirtyPages() }
 
     /// A file under journals/ or pages/ changed on disk (inotify): reconcile it now, reading it as
     /// `origin` says (a person's edit here, a sync tool's delivery, or unknown).
     public func reconcile(path: String, origin: PageFileOrigin = .unknown) throws {
+        try writable()
         try core.reconcile(path: path, origin: origin)
     }
 
     /// Judges again the page files whose changes wait for other devices' ops (call after a merge
     /// and when the returned delay has passed). Returns ms until the next judgement, nil if none.
-    public func judgeWaiting() throws -> Int64? { try core.judgeWaiting() }
+    public func judgeWaiting() throws -> Int64? { try writable(); return try core.judgeWaiting() }
 
     /// Page files whose changes wait for other devices' ops.
     public var waitingFiles: [String] { core.waiting.keys.sorted() }
 
-    public func reconcileAll() throws { try core.reconcileAll() }
+    public func reconcileAll() throws { try writable(); try core.reconcileAll() }
+
+    private func writable() throws { if readOnly { throw WorkspaceError.readOnly } }
 
     /// Merges what other devices' op files (`.outl/ops/ops-*.jsonl` but this device's own, conflict
     /// copies included) gained since the boot or the last merge: only new bytes are read while a file's

@@ -53,14 +53,15 @@ final class WorkspaceCore {
             var line = Array("outl: \(msg)\n".utf8)
             _ = line.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
         }
-        // The locks first: a second process must never mint an actor or touch an ops file.
-        workspaceLockFD = try DeviceState.lockWorkspace(root)
-        do { lockFD = try DeviceState.lock(stateDir) } catch { Sys.close(workspaceLockFD); throw error }
+        // The locks first: a second process must never mint an actor or touch an ops file. A
+        // read-only open takes no lock, mints nothing and treats every ops file as another's.
+        workspaceLockFD = options.readOnly ? -1 : try DeviceState.lockWorkspace(root)
+        do { lockFD = options.readOnly ? -1 : try DeviceState.lock(stateDir) } catch { Sys.close(workspaceLockFD); throw error }
         do {
-            actor = try DeviceState.actor(stateDir)
+            actor = options.readOnly ? DeviceState.existingActor(stateDir) : try DeviceState.actor(stateDir)
             clock = HLClock(actor: actor)
             writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender)
-            follower = OpLogFollower(dir: opsDir, ownName: "ops-\(actor).jsonl", log: log)
+            follower = OpLogFollower(dir: opsDir, ownName: options.readOnly ? "" : "ops-\(actor).jsonl", log: log)
             // One reader and one apply serve the boot and the live merge: the model is a function of the
             // set of ops, so each file is read in one pass and applied as it is read, in any order, and
             // the cursors stay where the boot left them for the first merge.
@@ -76,8 +77,8 @@ final class WorkspaceCore {
             model = booted
             clock = bootClock
         } catch {
-            Sys.close(lockFD)
-            Sys.close(workspaceLockFD)
+            if lockFD >= 0 { Sys.close(lockFD) }
+            if workspaceLockFD >= 0 { Sys.close(workspaceLockFD) }
             throw error
         }
         // After a crash between an op and its projection any page may be stale: check them all once.

@@ -1,22 +1,33 @@
-// outl: inspect and poke a workspace from a shell: show a day's journal, check that the projection and
-// the op log agree, and `daily append` (the slow path: boot the whole workspace for one line), which
-// `make bench` keeps as the baseline the daemon is compared against. Exit 75 when the workspace is
-// locked by another process (outld), 64 on a usage error, 74 on an I/O error.
+// outl: inspect and poke a workspace from a shell: show a day's journal and check that the
+// projection and the op log agree (both read-only, so they work beside a running outld), and
+// `daily append` and `reconcile` (which take the device write lock: the slow path `make bench`
+// keeps as the baseline the daemon is compared against). The workspace, inboxes and state directory
+// come from OutlConfig like every other program's; outl never creates a workspace.
+// Exit: 0 ok, 1 a difference or no page, 64 usage, 65 bad text, 66 no workspace, 74 I/O error,
+// 75 locked by another process (outld), 77 permission denied, 78 bad configuration.
 #if canImport(Glibc)
 import Glibc
 #endif
+import CaptureFormat
+import OutlConfig
 import SystemCalls
 import Workspace
 
 let version = "outl 0.1.0"
 let usage = """
-usage: outl [--workspace DIR] show [YYYY-MM-DD]     print a day's journal (default today) from the op log
-       outl [--workspace DIR] check                 check that journals/ and pages/ agree with the op log
-       outl [--workspace DIR] daily append TEXT...  append one block to today's journal (boots the workspace)
-       outl [--workspace DIR] reconcile             turn hand edits of every page file into ops, then project
+usage: outl [options] show [YYYY-MM-DD]          print a day's journal (default today) from the op log
+       outl [options] check                      check that journals/ and pages/ agree with the op log
+       outl [options] daily append [--] TEXT...  append one block to today's journal (boots the workspace)
+       outl [options] daily append -             the same, with the text read from standard input
+       outl [options] status                     every device's op log and every inbox, beside a running outld
+       outl [options] reconcile                  turn hand edits of every page file into ops, then project
        outl --help | --version
-The workspace is DIR, else $OUTL_WORKSPACE, else ~/outl. A new day's journal file is named as the
-workspace's newest one is (YYYY_MM_DD.md or YYYY-MM-DD.md; YYYY_MM_DD.md in a new workspace).
+options: --workspace DIR  --state-dir DIR
+The workspace is --workspace, else $OUTL_WORKSPACE, else `workspace =` in ~/.config/outl/outld.conf,
+else ~/outl; the device-local state is under --state-dir, else $OUTL_STATE_DIR, else
+$XDG_STATE_HOME/outl (~/.local/state/outl). show, check and status read without the write lock.
+See outl(1). A new day's
+journal file is named as the workspace's newest one is (YYYY_MM_DD.md or YYYY-MM-DD.md).
 """
 
 func fail(_ code: Int32, _ message: String) -> Never {
@@ -25,93 +36,149 @@ func fail(_ code: Int32, _ message: String) -> Never {
     exit(code)
 }
 
+func usageError(_ message: String) -> Never { fail(64, "\(message) (see outl --help)") }
+
 func say(_ text: String) {
     var b = Array(text.utf8)
     _ = b.withUnsafeMutableBytes { write(1, $0.baseAddress, $0.count) }
 }
 
-/// Today's date and "now" as RFC 3339 with the local offset.
+/// Today's date and "now" as RFC 3339 with the local offset, after warning once about an unknown $TZ.
 func now() -> (JournalDay, String) {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    var t = ts.tv_sec
-    var tm = Glibc.tm()
-    localtime_r(&t, &tm)
-    func p(_ v: Int, _ w: Int = 2) -> String { let s = String(v); return String(repeating: "0", count: max(0, w - s.count)) + s }
-    let off = tm.tm_gmtoff / 60
-    let sign = off < 0 ? "-" : "+"
-    let stamp = "\(p(Int(tm.tm_year) + 1900, 4))-\(p(Int(tm.tm_mon) + 1))-\(p(Int(tm.tm_mday)))T"
-        + "\(p(Int(tm.tm_hour))):\(p(Int(tm.tm_min))):\(p(Int(tm.tm_sec))).\(p(Int(ts.tv_nsec) / 1_000_000, 3))"
-        + "\(sign)\(p(abs(off) / 60)):\(p(abs(off) % 60))"
-    let day = JournalDay(year: Int(tm.tm_year) + 1900, month: Int(tm.tm_mon) + 1, day: Int(tm.tm_mday))!
-    return (day, stamp)
+    if let w = TimeZoneCheck.warning() { var l = Array("outl: warning: \(w)\n".utf8); _ = l.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) } }
+    let t = Timestamp.local(epochMs: Int64(ULIDGenerator.nowMs()))
+    return (JournalDay(year: t.year, month: t.month, day: t.day)!, t.rfc3339)
 }
 
-func open(_ options: WorkspaceOptions) -> Workspace {
+/// The arguments as the kernel gave them: one that is not UTF-8 is refused, never repaired.
+func arguments() -> [String] {
+    var out: [String] = []
+    for i in 1..<Int(CommandLine.argc) {
+        guard let p = CommandLine.unsafeArgv[i] else { continue }
+        let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p)))
+        guard let s = String(validating: bytes, as: UTF8.self) else {
+            fail(65, "argument \(i) is not UTF-8 (byte \(UTF8Check.firstInvalidOffset(bytes) ?? 0))")
+        }
+        out.append(s)
+    }
+    return out
+}
+
+/// Opens the configured workspace; `write` takes the device write lock, else reads only. Only the
+/// bench's generator may create the directory; every command a person runs needs it to exist.
+func open(_ config: OutlConfig, write: Bool, create: Bool = false) -> Workspace {
+    let root = config.workspaceRoot
+    if create { try? Durable.makeDirectory(root, mode: 0o755) }
+    var st = stat()
+    if stat(root, &st) != 0 {
+        let e = Errno.current
+        if e.code == EACCES || e.code == EPERM { fail(77, "cannot reach the workspace \(root): \(e)") }
+        fail(66, "no workspace at \(root)" + (config.workspaceOrigin == .builtIn ? " (start outld, or give --workspace)" : ""))
+    }
+    if st.st_mode & S_IFMT != S_IFDIR { fail(66, "no workspace at \(root): not a directory") }
+    var options = WorkspaceOptions(root: root, readOnly: !write)
+    options.stateDirectory = config.stateDirectory
     do {
         return try Workspace(options: options)
     } catch WorkspaceError.locked(let pid) {
-        fail(75, "the workspace \(options.root) is in use by another process"
+        fail(75, "the workspace \(root) is in use by another process"
              + (pid.map { " (pid \($0)); with outld running, capture with outl-capture instead" } ?? ""))
+    } catch WorkspaceError.io(let e, let path) where e.code == EACCES || e.code == EPERM {
+        fail(77, "cannot open the workspace \(root): \(path): \(e)")
     } catch {
-        fail(74, "cannot open the workspace \(options.root): \(error)")
+        fail(74, "cannot open the workspace \(root): \(error)")
     }
 }
 
-var args = Array(CommandLine.arguments.dropFirst())
-var root = Path.environment("OUTL_WORKSPACE") ?? Path.join(Path.home(), "outl")
-var stateDir = Path.environment("OUTL_STATE_DIR")
+/// The text of `daily append`: the words, or standard input for `-`, by the capture text rule.
+func appendText(_ words: ArraySlice<String>) -> String {
+    var w = words
+    if w.first == "--" { w = w.dropFirst() } else if w == ["-"] {
+        var bytes: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = (try? buf.withUnsafeMutableBytes { try Sys.read(0, into: $0) }) ?? -1
+            if n < 0 { fail(74, "cannot read standard input") }
+            if n == 0 { break }
+            bytes.append(contentsOf: buf[0..<n])
+            if bytes.count > CaptureFile.maxFileBytes { fail(65, "standard input is over 1 MiB") }
+        }
+        guard let s = String(validating: bytes, as: UTF8.self) else {
+            fail(65, "standard input is not UTF-8 (byte \(UTF8Check.firstInvalidOffset(bytes) ?? 0))")
+        }
+        w = [s]
+    }
+    guard !w.isEmpty else { usageError("daily append needs TEXT, or - for standard input") }
+    do {
+        return try CaptureFile.checkedText(w.joined(separator: " "))
+    } catch CaptureFormatError.textEmpty {
+        fail(64, "empty text")
+    } catch {
+        fail(65, "\(error)")
+    }
+}
+
+// MARK: the command line
+
+var args = arguments()
+var workspaceFlag: String?
+var stateFlag: String?
 var rest: [String] = []
 var i = 0
 while i < args.count {
     let a = args[i]
     switch a {
     case "--help", "-h": say(usage + "\n"); exit(0)
-    case "--version": say(version + "\n"); exit(0)
+    case "--version", "-V": say(version + "\n"); exit(0)
     case "--workspace", "--state-dir":
-        guard i + 1 < args.count else { fail(64, "\(a) needs a directory\n" + usage) }
-        if a == "--workspace" { root = Path.expandTilde(args[i + 1]) } else { stateDir = args[i + 1] }
+        guard i + 1 < args.count, !args[i + 1].isEmpty else { usageError("\(a) needs a directory") }
+        if a == "--workspace" { workspaceFlag = args[i + 1] } else { stateFlag = args[i + 1] }
         i += 2
         continue
     default:
-        if a.hasPrefix("--workspace=") { root = Path.expandTilde(String(a.dropFirst(12))); i += 1; continue }
+        if a.hasPrefix("--workspace=") { workspaceFlag = String(a.dropFirst(12)); i += 1; continue }
+        if a.hasPrefix("--state-dir=") { stateFlag = String(a.dropFirst(12)); i += 1; continue }
+        if a.hasPrefix("-") { usageError("unknown option \(a)") }
         rest = Array(args[i...])
         i = args.count
     }
-    i += 1
 }
-guard let command = rest.first else { fail(64, "no command\n" + usage) }
-var options = WorkspaceOptions(root: root)
-options.stateDirectory = stateDir
+guard let command = rest.first else { usageError("no command") }
+
+let config: OutlConfig
+do {
+    config = try OutlConfig.resolve(workspace: workspaceFlag, stateDirectory: stateFlag)
+} catch let e as ConfigError {
+    fail(e.exitStatus, e.description)
+}
 
 switch command {
 case "show":
-    guard rest.count <= 2 else { fail(64, "show takes at most one date\n" + usage) }
+    guard rest.count <= 2 else { usageError("show takes at most one date") }
     let day: JournalDay
     if rest.count == 2 {
-        guard let d = JournalDay(parsing: rest[1]) else { fail(64, "\(rest[1]): not a date (YYYY-MM-DD)") }
+        guard let d = JournalDay(parsing: rest[1]) else { usageError("\(rest[1]): not a date (YYYY-MM-DD)") }
         day = d
     } else {
         day = now().0
     }
-    let ws = open(options)
+    let ws = open(config, write: false)
     if let md = await ws.journalMarkdown(day) { say(md) } else {
         fail(1, "no journal page for \(day.iso)")
     }
 case "check":
-    guard rest.count == 1 else { fail(64, usage) }
-    let ws = open(options)
+    guard rest.count == 1 else { usageError("check takes no arguments") }
+    let ws = open(config, write: false)
     let problems = await ws.check()
     let s = await ws.bootSummary
     for p in problems { say(p + "\n") }
     if !problems.isEmpty { fail(1, "\(problems.count) page(s) disagree with the op log") }
     say("ok: \(s.ops) ops in \(s.files) file(s), \(s.pages) pages, \(s.blocks) blocks; the projection agrees\n")
 case "daily":
-    guard rest.count >= 3, rest[1] == "append" else { fail(64, "usage: outl daily append TEXT...") }
-    let text = rest[2...].joined(separator: " ")
-    guard text.contains(where: { !$0.isWhitespace }) else { fail(64, "empty text") }
+    guard rest.count >= 2, rest[1] == "append" else { usageError("usage: outl daily append TEXT...") }
+    let text = appendText(rest[2...])
     let (day, stamp) = now()
-    let ws = open(options)
+    let ws = open(config, write: true)
     let id = BlockIDs.fresh()
     do {
         _ = try await ws.appendCaptures([CaptureBlock(id: id, day: day, text: text, capturedAt: stamp, source: "cli")])
@@ -121,8 +188,19 @@ case "daily":
     }
     await ws.close()
     say(id + "\n")
+case "status":
+    guard rest.count == 1 else { usageError("status takes no arguments") }
+    let ws = open(config, write: false)   // the same checks as the other commands; reads only
+    await ws.close()
+    do {
+        say(try StatusCommand.report(root: config.workspaceRoot, stateDirectory: config.stateDirectory,
+                                     inboxes: config.drainedInboxes))
+    } catch {
+        fail(74, "\(error)")
+    }
 case "reconcile":
-    let ws = open(options)
+    guard rest.count == 1 else { usageError("reconcile takes no arguments") }
+    let ws = open(config, write: true)
     do {
         try await ws.reconcileAll()
         let written = try await ws.projectDirtyPages()
@@ -134,7 +212,7 @@ case "debug-boot":
     // Boots and prints what it read, with the wall time: bench/boot.sh drives this.
     var t0 = timespec(), t1 = timespec()
     clock_gettime(CLOCK_MONOTONIC, &t0)
-    let ws = open(options)
+    let ws = open(config, write: true)
     clock_gettime(CLOCK_MONOTONIC, &t1)
     let s = await ws.bootSummary
     let secs = Double(t1.tv_sec - t0.tv_sec) + Double(t1.tv_nsec - t0.tv_nsec) / 1e9
@@ -158,7 +236,7 @@ case "debug-merge":
     while ends.count < k, at > 0, let nl = full[..<(at - 1)].lastIndex(of: 10) { ends.append(at); at = nl + 1 }
     guard ends.count == k else { fail(65, "\(rest[1]): fewer than \(k) lines") }
     var ws: Workspace! = nil
-    let boot = await seconds { ws = open(options) }
+    let boot = await seconds { ws = open(config, write: true) }
     let booted = await ws.bootSummary
     do {
         _ = try await ws.projectDirtyPages()
@@ -181,8 +259,8 @@ case "debug-merge":
     await ws.close()
 case "debug-generate":
     // Writes N capture ops (days of 100 blocks) through the real encoder and appender: bench input.
-    guard rest.count == 2, let n = Int(rest[1]), n > 0 else { fail(64, "usage: outl debug-generate N") }
-    let ws = open(options)
+    guard rest.count == 2, let n = Int(rest[1]), n > 0 else { usageError("usage: outl debug-generate N") }
+    let ws = open(config, write: true, create: true)
     var batch: [CaptureBlock] = []
     var day = JournalDay(year: 2000, month: 1, day: 1)!
     for k in 0..<n {
@@ -196,5 +274,5 @@ case "debug-generate":
     }
     await ws.close()
 default:
-    fail(64, "\(command): unknown command\n" + usage)
+    usageError("\(command): unknown command")
 }

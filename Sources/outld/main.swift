@@ -7,8 +7,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CaptureInbox
 import Daemon
+import OutlConfig
 
 let signals: SignalSource
 do {
@@ -22,20 +22,25 @@ let options: DaemonOptions
 do {
     options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
-    fputs("outld: \(error)\nTry 'outld --help'.\n", stderr)
+    fputs("outld: \(error) (see outld --help)\n", stderr)
     exit(64)
 }
 if options.showHelp { print(outldUsage); exit(0) }
 if options.showVersion { print("outld \(outldVersion)"); exit(0) }
 
 let log = JournalLog(mode: options.log == .journal ? .journal : options.log == .stderr ? .stderr : .auto)
-let config: InboxConfig
+let config: OutlConfig
 do {
-    config = try InboxConfig.resolve(workspace: options.workspace, inboxes: options.inboxes)
+    config = try options.resolveConfig()
+} catch let e as ConfigError {
+    log.error(e.description)
+    exit(e.exitStatus)
 } catch {
     log.error("\(error)")
-    exit(64)
+    exit(78)
 }
+// A capture without a usable captured_at lands on its day in this zone: an unknown $TZ is UTC.
+if let w = TimeZoneCheck.warning() { log.warning(w) }
 
 // All async work runs here, on the main thread (see MainThreadExecutor: no libdispatch pool
 // thread, so no 1 Hz workqueue monitor), and the main thread keeps the signal mask set above.

@@ -37,6 +37,19 @@ private func decode(_ s: String) throws -> DecodedCapture { try CaptureFile.deco
     #expect(c.text == "first\n  second")
 }
 
+@Test func tab_and_newline_are_the_only_control_characters_text_may_carry() throws {
+    #expect(try decode(#"{"text": "a\tb\nc"}"#).text == "a\tb\nc")
+    #expect(try CaptureFile.checkedText("x\u{7F}y") == "x\u{7F}y")  // DEL is not a C0 control
+    for code: UInt8 in 0..<0x20 where code != 0x09 && code != 0x0A {
+        let text = "a" + String(UnicodeScalar(code)) + "b"
+        #expect(throws: CaptureFormatError.controlCharacter(field: "text", code: code, offset: 1)) {
+            try CaptureFile.checkedText(text)
+        }
+    }
+    #expect(CaptureFormatError.controlCharacter(field: "text", code: 0x1B, offset: 4).description
+            == "text has the control character U+001B at byte 4 (only tab and newline are allowed)")
+}
+
 @Test func each_rejection_has_its_own_one_line_reason() {
     let cases: [(String, CaptureFormatError)] = [
         ("[1]", .notAnObject(found: "an array")),
@@ -50,6 +63,10 @@ private func decode(_ s: String) throws -> DecodedCapture { try CaptureFile.deco
         (#"{"text": "a", "text": "b"}"#, .duplicateKey("text")),
         (#"{"text": "a", "source": "x", "source": "y"}"#, .duplicateKey("source")),
         (#"{"text": "a", "captured_at": "x", "captured_at": "y"}"#, .duplicateKey("captured_at")),
+        (#"{"text": "a\u0000b"}"#, .controlCharacter(field: "text", code: 0, offset: 1)),
+        (#"{"text": "see \u001b[31mred"}"#, .controlCharacter(field: "text", code: 0x1B, offset: 4)),
+        (#"{"text": "é\rx"}"#, .controlCharacter(field: "text", code: 0x0D, offset: 2)),
+        (#"{"text": "a", "source": "c\tli"}"#, .controlCharacter(field: "source", code: 0x09, offset: 1)),
     ]
     for (input, expected) in cases {
         #expect(throws: expected, "\(input)") { try decode(input) }
@@ -113,20 +130,37 @@ func randomText(_ rng: inout SeededRandom) -> String {
 
 @Test func round_trip_over_random_strings_is_exact() throws {
     var rng = SeededRandom(state: 0x5EED_0071)
+    /// The string without the control characters a field may not carry.
+    func clean(_ s: String, keeping: Set<UInt32>) -> String {
+        var out = ""
+        out.unicodeScalars.append(contentsOf: s.unicodeScalars.filter { $0.value >= 0x20 || keeping.contains($0.value) })
+        return out
+    }
     for _ in 0..<3000 {
-        let text = "x" + randomText(&rng) + "y"  // non-blank ends: the trim rule is tested separately
-        let source = randomText(&rng)
+        let raw = "x" + randomText(&rng) + "y"  // non-blank ends: the trim rule is tested separately
+        let rawSource = randomText(&rng)
+        let text = clean(raw, keeping: [0x09, 0x0A]), source = clean(rawSource, keeping: [])
         let bytes = CaptureFile.encode(Capture(text: text, capturedAt: "2026-12-01T23:58:07.120-05:00", source: source))
         #expect(!bytes.dropLast().contains(0x0A), "encoded capture spans lines")
         let back = try CaptureFile.decode(bytes)
         #expect(Array(back.text.unicodeScalars) == Array(text.unicodeScalars))
         #expect(Array(back.source.unicodeScalars) == Array(source.unicodeScalars))
+        // The same strings with their control characters are refused, never stored.
+        if raw != text || rawSource != source {
+            let bad = CaptureFile.encode(Capture(text: raw, capturedAt: "2026-12-01T23:58:07.120-05:00", source: rawSource))
+            #expect {
+                try CaptureFile.decode(bad)
+            } throws: { e in
+                guard case .controlCharacter(let field, _, _)? = e as? CaptureFormatError else { return false }
+                return field == (raw != text ? "text" : "source")
+            }
+        }
         // And the generic JSON value round-trips too (keys included).
         var keyed: [UInt8] = [UInt8(ascii: "{")]
-        JSON.appendString(source, to: &keyed)
+        JSON.appendString(rawSource, to: &keyed)
         keyed.append(UInt8(ascii: ":"))
-        JSON.appendString(text, to: &keyed)
+        JSON.appendString(raw, to: &keyed)
         keyed.append(UInt8(ascii: "}"))
-        #expect(try JSON.parse(keyed) == .object([(source, .string(text))]))
+        #expect(try JSON.parse(keyed) == .object([(rawSource, .string(raw))]))
     }
 }

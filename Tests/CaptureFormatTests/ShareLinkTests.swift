@@ -41,3 +41,14 @@ import Testing
         #expect(throws: ShareLinkError.self, "\(bad)") { try ShareLink.parse(uri: bad) }
     }
 }
+
+@Test func a_source_parameter_is_kept_and_a_fragment_ends_the_link() throws {
+    let p = try ShareLink.parse(uri: "outl://capture?source=phone+share&text=hi")
+    #expect(p.source == "phone share" && p.text == "hi")
+    #expect(try ShareLink.parse(uri: "outl://capture?text=hi").source == nil)
+    // An unencoded `#` starts the link's own fragment: what follows is not read.
+    let cut = try ShareLink.parse(uri: "outl://capture?url=https://e.x/a#part&title=T")
+    #expect(cut.url == "https://e.x/a" && cut.title == nil)
+    let kept = try ShareLink.parse(uri: "outl://capture?url=https%3A%2F%2Fe.x%2Fa%23part&title=T")
+    #expect(kept.url == "https://e.x/a#part" && kept.title == "T")
+}

@@ -2,14 +2,14 @@
 // with the rest of the one configuration; a value that cannot mean one thing is refused with its line.
 import Foundation
 import Testing
-import CaptureInbox
+import OutlConfig
 import TestSupport
 
-private func resolve(_ conf: String) throws -> InboxConfig {
+private func resolve(_ conf: String) throws -> OutlConfig {
     let t = TempDir("outl-conf")
     try FileManager.default.createDirectory(atPath: t.sub(".config/outl"), withIntermediateDirectories: true)
     try writeText(t.sub(".config/outl/outld.conf"), conf)
-    return try InboxConfig.resolve(workspace: nil, inboxes: [], environment: { ["HOME": t.path][$0] })
+    return try OutlConfig.resolve(workspace: nil, inboxes: [], environment: { ["HOME": t.path][$0] })
 }
 
 @Test func journal_file_format_is_read_from_outld_conf() throws {
@@ -20,7 +20,7 @@ private func resolve(_ conf: String) throws -> InboxConfig {
 
 @Test func a_journal_file_format_that_is_not_one_of_the_two_is_refused_with_its_line() throws {
     for (conf, message) in [("workspace = /w\njournal-file-format = dd.MM.yyyy\n", "outld.conf:2: journal-file-format is yyyy_MM_dd or yyyy-MM-dd, not \"dd.MM.yyyy\""),
-                            ("journal-file-format = yyyy-MM-dd\njournal-file-format = yyyy_MM_dd\n", "outld.conf:2: journal-file-format is given twice")] {
+                            ("journal-file-format = yyyy-MM-dd\njournal-file-format = yyyy_MM_dd\n", "outld.conf:2: journal-file-format is given twice (first on line 1); keep one")] {
         do {
             _ = try resolve(conf)
             Issue.record("accepted \(conf.debugDescription)")

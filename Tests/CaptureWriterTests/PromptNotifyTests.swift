@@ -63,5 +63,8 @@ private func fakeBin(_ s: Sandbox, _ scripts: [String: String]) throws -> String
     try FileManager.default.removeItem(atPath: log)
     try writeText(s.dir.sub("file"), "")
     #expect(try s.capture(["--notify", "--inbox", s.dir.sub("file/x"), "hello"], env: ["PATH": path]).status == 73)
-    #expect(readText(log) == nil)
+    // No receipt for what was not saved: the one notice is the failure, sent as critical.
+    let sent = readText(log) ?? ""
+    #expect(!sent.contains("Saved"), "\(sent)")
+    #expect(sent.hasPrefix("-u|critical|--app-name=outl|outl-capture: nothing saved|cannot create inbox "), "\(sent)")
 }

@@ -14,8 +14,9 @@ import TestSupport
     #expect(files[0].name == r.stdout.trimmingCharacters(in: .newlines) + ".json")
     #expect(files[0].capture.text == "buy oat milk")
     #expect(files[0].capture.source == "cli")
-    #expect(r.stderr.hasPrefix("Saved; lands in the journal for "))
-    #expect(r.stderr.hasSuffix(" when outld drains it\n"))
+    // The receipt names the day (SPEC 5): "Saved for Wed 2 Dec; lands in your journal when …".
+    #expect(r.stderr.hasPrefix("Saved for "))
+    #expect(r.stderr.hasSuffix("; lands in your journal when outld drains it\n"))
 }
 
 @Test func modes_are_0700_for_directories_and_0600_for_files() throws {
@@ -36,7 +37,8 @@ import TestSupport
     #expect(f.capture.capturedAtRaw == "2026-12-01T23:58:07.120-05:00")
     #expect(f.capture.source == "phone")
     #expect(CaptureName.ulid(of: f.name)?.timestampMs == 1_796_187_487_120)
-    #expect(r.stderr.contains("journal for 2026-12-01 "))
+    #expect(r.stderr == "Saved for Tue 1 Dec; lands in your journal when outld drains it\n"
+            || r.stderr == "Saved for Tue 1 Dec 2026; lands in your journal when outld drains it\n", "\(r.stderr)")
 }
 
 @Test func stdin_and_dash_are_captured_and_trimmed() throws {
@@ -112,6 +114,7 @@ import TestSupport
     #expect(try s.capture(["--inbox", flagInbox, "b"], env: ["OUTL_CAPTURE_INBOX": envInbox]).status == 0)
     #expect(try captures(in: flagInbox).count == 1)
     let other = s.dir.sub("other-ws")
+    try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: false)  // an explicit workspace must exist
     #expect(try s.capture(["--workspace", other, "c"]).status == 0)
     #expect(try captures(in: other + "/.outl/captures").count == 1)
     #expect(try captures(in: s.inbox).isEmpty)
@@ -147,10 +150,13 @@ import TestSupport
     #expect(r.status == 0)
     let lines = r.stdout.split(separator: "\n").map(String.init)
     #expect(lines.count == 4)
-    #expect(lines[0].hasPrefix("01ARZ3NDEKTSV4RRFFQ69G5FAV  -  -  (will be rejected: not JSON"))
-    #expect(lines[1].hasSuffix("  2026-12-01T09:00:00.000Z  cli  first"))
-    #expect(lines[2].hasSuffix("  2026-12-02T09:00:00.000Z  cli  second"))
-    #expect(lines[3].hasSuffix("  cli  third line"))
-    // Without the env var the device inbox is not among the drained ones.
-    #expect(try s.capture(["--list"]).stdout.split(separator: "\n").count == 3)
+    // Two inboxes are listed, so each line names its capture's inbox after the source.
+    #expect(lines[0].hasPrefix("01ARZ3NDEKTSV4RRFFQ69G5FAV  -  -  \(s.inbox)  (will be rejected: not JSON"), "\(lines[0])")
+    #expect(lines[1].hasSuffix("  2026-12-01T09:00:00.000Z  cli  \(device)  first"), "\(lines[1])")
+    #expect(lines[2].hasSuffix("  2026-12-02T09:00:00.000Z  cli  \(s.inbox)  second"))
+    #expect(lines[3].hasSuffix("  cli  \(s.inbox)  third line"))
+    // Without the env var the device inbox is not among the drained ones, and one inbox needs no column.
+    let one = try s.capture(["--list"]).stdout.split(separator: "\n").map(String.init)
+    #expect(one.count == 3)
+    #expect(one[1].hasSuffix("  2026-12-02T09:00:00.000Z  cli  second"))
 }

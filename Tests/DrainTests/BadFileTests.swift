@@ -70,6 +70,19 @@ import Workspace
         }
     }
 
+    @Test func control_characters_from_another_writer_are_rejected() async throws {
+        // Escaped in valid JSON, so only the capture rule (text is data) can refuse them.
+        try await expectRejected("escape sequence", reasonContains: "text has the control character U+001B") { _, p in
+            try writeText(p, #"{"text":"look \u001b]0;owned\u0007 here","source":"other"}"#)
+        }
+        try await expectRejected("nul", reasonContains: "text has the control character U+0000") { _, p in
+            try writeText(p, #"{"text":"a\u0000b"}"#)
+        }
+        try await expectRejected("source", reasonContains: "source has the control character U+000A") { _, p in
+            try writeText(p, #"{"text":"fine","source":"two\nlines"}"#)
+        }
+    }
+
     @Test func fifo_is_rejected_without_hanging() async throws {
         try await expectRejected("fifo", reasonContains: "fifo") { _, p in #expect(mkfifo(p, 0o600) == 0) }
     }

@@ -29,7 +29,7 @@ import TestSupport
         let h = try OutlHome()
         try configure(h, "journal-file-format = dd.MM.yyyy")
         let r = try h.outld(["--once"])
-        #expect(r.status == 64)
+        #expect(r.status == 78)
         #expect(r.stderr.contains("outld.conf:1: journal-file-format is yyyy_MM_dd or yyyy-MM-dd"), "\(r.stderr)")
     }
 }

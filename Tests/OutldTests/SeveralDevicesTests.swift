@@ -112,4 +112,28 @@ import TestSupport
         #expect(!(readText(own) ?? "").contains("line from the laptop"), "the desktop recorded the laptop's capture")
         #expect(d.stop() == 0)
     }
+
+    @Test func outl_status_shows_every_devices_op_log_and_inbox_beside_a_running_outld() throws {
+        let laptop = try OutlHome(), desktop = try OutlHome()
+        _ = try laptop.captureID("line from the laptop")
+        #expect(try laptop.outld(["--once"]).status == 0)
+        let d = try desktop.start()
+        #expect(eventually { d.log.contains("ready") })
+        _ = try desktop.captureID("line from the desktop")
+        #expect(eventually { desktop.pending().isEmpty })
+        try deliver(".outl/ops/\(laptop.opsFiles().first!)", from: laptop, to: desktop)
+        d.signal(SIGSTOP)   // a capture that waits shows in the inbox's count
+        _ = try desktop.captureID("waiting line")
+        let r = try run(binPath("outl"), ["status"], env: desktop.env)
+        d.signal(SIGCONT)
+        #expect(r.status == 0, "\(r.stderr)")
+        let laptopActor = String(laptop.opsFiles().first!.dropFirst(4).dropLast(6))
+        let desktopActor = String(desktop.opsFiles().filter { !$0.contains(laptopActor) }.first!.dropFirst(4).dropLast(6))
+        #expect(r.stdout.contains("outld      running (pid \(d.pid))"), "\(r.stdout)")
+        #expect(r.stdout.contains("device     \(desktopActor)"), "\(r.stdout)")
+        #expect(r.stdout.contains("device \(laptopActor)  2 ops  last op 2026-"), "\(r.stdout)")
+        #expect(r.stdout.contains("device \(desktopActor) (this device)  2 ops"), "\(r.stdout)")
+        #expect(r.stdout.contains("\(desktop.inbox)  1 waiting"), "\(r.stdout)")
+        #expect(d.stop() == 0)
+    }
 }

@@ -171,6 +171,7 @@ final class SyncCounter: SysInterposer, @unchecked Sendable {
 
 @Test func second_process_gets_locked_error() async throws {
     let t = TestWorkspace()
+    try Durable.makeDirectory(t.root, mode: 0o755)  // outl never creates a workspace
     let ws = try t.open()
     #expect(WorkspaceLock.owner(root: t.root, stateDirectory: t.state()) == getpid())
     let r = try run(binPath("outl"), ["--workspace", t.root, "--state-dir", t.state(), "daily", "append", "hi"])
@@ -194,6 +195,7 @@ final class SyncCounter: SysInterposer, @unchecked Sendable {
 
 @Test func outl_cli_shows_checks_and_reports_usage() throws {
     let t = TestWorkspace()
+    try Durable.makeDirectory(t.root, mode: 0o755)  // outl never creates a workspace
     let base = ["--workspace", t.root, "--state-dir", t.state()]
     #expect(try run(binPath("outl"), base + ["daily", "append", "from", "the", "cli"]).status == 0)
     let show = try run(binPath("outl"), base + ["show"])

@@ -1,0 +1,81 @@
+// WorkspaceStart: what outld and `outld --once` do before they open the workspace, in one place.
+// The daemon creates its workspace on first start, and the log says so; `--once` (a script's
+// one-shot) creates only the configured one: a --workspace it names must exist, so a typo never
+// becomes a directory. Each failure maps to the sysexits
+// status that says what it is: 73 no such workspace, 77 permission, 69 unusable otherwise.
+#if canImport(Glibc)
+import Glibc
+#endif
+import BatchIO
+import OutlConfig
+import SystemCalls
+import Workspace
+
+enum WorkspaceStart {
+    /// nil when the workspace directory is there (or was just created); else the exit status,
+    /// after logging why. `createNamed`: create one named by --workspace too (the daemon).
+    static func prepare(_ config: OutlConfig, createNamed: Bool, log: JournalLog) -> Int32? {
+        let root = config.workspaceRoot
+        var st = stat()
+        if stat(root, &st) == 0 {
+            if st.st_mode & S_IFMT == S_IFDIR { return nil }
+            log.error("the workspace \(root) is not a directory")
+            return 73
+        }
+        let e = Errno.current
+        guard e == .ENOENT else {
+            log.error("cannot reach the workspace \(root): \(e)")
+            return status(of: e)
+        }
+        if config.workspaceIsExplicit && !createNamed {
+            log.error("no workspace at \(root) (--workspace names a directory that does not exist; create it first)")
+            return 73
+        }
+        do {
+            try Durable.makeDirectory(root, mode: 0o755)
+        } catch {
+            log.error("cannot create the workspace \(root): \(error)")
+            return status(of: error)
+        }
+        log.info("created the workspace \(root) (from \(config.workspaceOrigin.rawValue)): it did not exist",
+                 fields: ["OUTL_WORKSPACE": root])
+        return nil
+    }
+
+    /// The options every outld opening uses: the configured state directory, the batched I/O,
+    /// and the workspace's own notes in outld's log (under outld's name, not outl's).
+    static func options(_ config: OutlConfig, io: BatchIO, log: JournalLog) -> WorkspaceOptions {
+        var w = WorkspaceOptions(root: config.workspaceRoot)
+        w.stateDirectory = config.stateDirectory
+        w.appender = io.appender
+        w.journalFileFormat = config.journalFileFormat.flatMap(JournalFileFormat.init(setting:))
+        w.log = { log.info($0) }
+        return w
+    }
+
+    /// The exit status for an error opening or preparing the workspace (not the lock: that is 75).
+    static func status(of error: Error) -> Int32 {
+        let e: Errno?
+        switch error {
+        case let x as Errno: e = x
+        case WorkspaceError.io(let x, _): e = x
+        default: e = nil
+        }
+        switch e?.code {
+        case EACCES?, EPERM?: return 77
+        case ENOENT?, ENOTDIR?, EROFS?: return 73
+        default: return 69
+        }
+    }
+
+    /// Before a drain: an inbox or op log we may not write is a permission problem no retry
+    /// fixes (77), said plainly, rather than a drain that defers forever.
+    static func permissionProblem(_ config: OutlConfig) -> String? {
+        let ops = Path.join(config.workspaceRoot, ".outl/ops")
+        let dirs = config.drainedInboxes + [access(ops, F_OK) == 0 ? ops : config.workspaceRoot]
+        for dir in dirs where access(dir, F_OK) == 0 && access(dir, R_OK | W_OK | X_OK) != 0 {
+            return "cannot drain \(dir): \(Errno.current)"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,97 @@
+// ConfigFile: `~/.config/outl/outld.conf`, read by every program through OutlConfig. Lines are
+// `key = value`, `#` comments and blank lines. A line that cannot mean exactly one thing is refused
+// with the file, its line number and one sentence, and nothing is created from it: an unknown key,
+// a key given twice, a quoted value, `~user`, a relative path, a comment after a value.
+// To add a key: one entry in `keys`, one field, one case in `set`.
+import SystemCalls
+
+struct ConfigFile: Equatable {
+    var workspace: String?
+    var inboxes: [String] = []
+    /// How new days' journal files are named: `yyyy_MM_dd` (Logseq's, the default) or `yyyy-MM-dd`.
+    var journalFileFormat: String?
+
+    /// Every key the file may hold, and whether it may be given more than once.
+    static let keys: [String: Bool] = ["workspace": false, "inbox": true, "journal-file-format": false]
+
+    /// Takes one line's value; `line` interprets it (paths) and words its errors.
+    mutating func set(_ key: String, _ value: String, _ line: ConfigLine) throws {
+        switch key {
+        case "workspace": workspace = try line.path(value)
+        case "inbox": inboxes.append(try line.path(value))
+        case "journal-file-format":
+            guard ["yyyy_mm_dd", "yyyy-mm-dd"].contains(value.lowercased()) else {
+                throw line.error("journal-file-format is yyyy_MM_dd or yyyy-MM-dd, not \"\(value)\"")
+            }
+            journalFileFormat = value
+        default: throw line.error("unknown key \"\(key)\"")  // unreachable: `keys` is checked first
+        }
+    }
+
+    /// The file at `path`, or nil when there is none.
+    static func read(_ path: String, home: String) throws -> ConfigFile? {
+        let bytes: [UInt8]
+        do {
+            bytes = try Durable.readRegularFile(path, limit: 1 << 20)
+        } catch let e as Errno where e == .ENOENT || e == .ENOTDIR {
+            return nil
+        } catch {
+            throw ConfigError("\(path): cannot read: \(error)")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ConfigError("\(path): not UTF-8 text")
+        }
+        return try parse(text, path: path, home: home)
+    }
+
+    static func parse(_ text: String, path: String, home: String) throws -> ConfigFile {
+        var c = ConfigFile()
+        var firstSeen: [String: Int] = [:]
+        for (n, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = ConfigLine(file: path, number: n + 1, home: home)
+            let trimmed = trim(rawLine)
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            guard let eq = trimmed.firstIndex(of: "=") else { throw line.error("expected `key = value`") }
+            let key = trim(trimmed[..<eq])
+            let value = trim(trimmed[trimmed.index(after: eq)...])
+            guard let repeatable = keys[key] else { throw line.error("unknown key \"\(key)\"") }
+            if !repeatable, let first = firstSeen[key] {
+                throw line.error("\(key) is given twice (first on line \(first)); keep one")
+            }
+            firstSeen[key] = firstSeen[key] ?? n + 1
+            guard !value.isEmpty else { throw line.error("empty value for \(key)") }
+            if let q = value.first, q == "\"" || q == "'" || value.last == "\"" || value.last == "'" {
+                throw line.error("\(key) = \(value): quotes are not removed; write the value without them")
+            }
+            if value.contains(" #") || value.contains("\t#") {
+                throw line.error("\(key) = \(value): a comment must be on a line of its own")
+            }
+            try c.set(key, value, line)
+        }
+        return c
+    }
+
+    static func trim(_ s: Substring) -> String {
+        var t = s
+        while let f = t.first, f == " " || f == "\t" || f == "\r" { t.removeFirst() }
+        while let l = t.last, l == " " || l == "\t" || l == "\r" { t.removeLast() }
+        return String(t)
+    }
+}
+
+/// Where a value came from, so each refusal names the file and the line.
+struct ConfigLine {
+    let file: String
+    let number: Int
+    let home: String
+
+    func error(_ sentence: String) -> ConfigError { ConfigError("\(file):\(number): \(sentence)") }
+
+    /// An absolute directory, or one under `~/`.
+    func path(_ value: String) throws -> String {
+        switch PathSpelling.interpret(value, home: home, relativeAllowed: false) {
+        case .success(let p): return p
+        case .failure(let why): throw error("\(value): \(why)")
+        }
+    }
+}
