@@ -89,7 +89,7 @@ public final class BatchIO {
         var results = [Result<Void, Errno>?](repeating: nil, count: paths.count)
         var submitted: [Int] = []
         for (i, p) in paths.enumerated() {
-            if let e = injectedFailure(SysCall(.uringUnlink, path: p)) {
+            if let e = Sys.injectedFailure(SysCall(.uringUnlink, path: p)) {
                 results[i] = .failure(e)
             } else {
                 submitted.append(i)
@@ -126,7 +126,7 @@ public final class BatchIO {
         submitted.reserveCapacity(names.count)
         let watched = Sys.interposer != nil
         for i in names.indices {
-            if watched, let e = injectedFailure(SysCall(.uringUnlink, path: paths(i))) {
+            if watched, let e = Sys.injectedFailure(SysCall(.uringUnlink, path: paths(i))) {
                 results[i] = .failure(e)
             } else {
                 submitted.append(i)
@@ -161,7 +161,7 @@ public final class BatchIO {
         while true {
             var round: [ReadJob] = []
             for j in jobs where !j.done {
-                if let e = injectedFailure(SysCall(.uringRead, fd: j.fd, offset: Int64(j.got))) {
+                if let e = Sys.injectedFailure(SysCall(.uringRead, fd: j.fd, offset: Int64(j.got))) {
                     j.error = e
                 } else {
                     round.append(j)
@@ -180,22 +180,10 @@ public final class BatchIO {
                     j.advance(Int(r))
                 } else if r != -EINTR && r != -EAGAIN {
                     j.error = Errno(-r)
-                }  // EINTR/EAGAIN: the job stays pending and goes in the next round
+                }  // EINTR/EAGAIN: nothing was read; the job stays pending and is resubmitted next round
             }
         }
     }
-}
-
-/// The fault an interposer injects into an io_uring op, if any; an injected EINTR is retried
-/// (asked again) like a real one, mirroring `Sys.retrying`. The failure is recorded at once unless
-/// `record` is false (the caller records it when the op would have completed, to keep the order).
-func injectedFailure(_ call: SysCall, record: Bool = true) -> Errno? {
-    while case .fail(let e)? = Sys.intercept(call) {
-        if e == .EINTR { continue }
-        if record { Sys.record(call, -Int(e.code)) }
-        return e
-    }
-    return nil
 }
 
 /// One file being read: a buffer of its fstat size plus one byte, filled from offset 0.
