@@ -82,11 +82,8 @@ public struct ULIDGenerator: Sendable {
 
     public init() {}
 
-    public static func nowMs() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UInt64(max(0, ts.tv_sec)) * 1000 + UInt64(ts.tv_nsec / 1_000_000)
-    }
+    /// The wall clock in ms, never before the epoch (a ULID's time cannot be).
+    public static func nowMs() -> UInt64 { UInt64(max(0, wallClockMilliseconds())) }
 
     public mutating func next() -> ULID { next(nowMs: ULIDGenerator.nowMs()) }
 

@@ -262,12 +262,6 @@ private func isMemoryFileSystem(_ fd: Int32) -> Bool {
     return t == tmpfsMagic || t == ramfsMagic
 }
 
-func wallClockMicroseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1000
-}
-
 /// Removes temp files older than 36 hours from each inbox's tmp/ (Maildir's rule), at boot and on
 /// SIGHUP: a writer that died mid-capture never reported "saved", so nothing is lost.
 public func sweep_stale_temps(_ inboxes: [String]) {

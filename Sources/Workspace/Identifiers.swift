@@ -92,7 +92,7 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// A fresh UUIDv7: 48 bits of Unix ms, then getrandom(2) bits, so ids sort roughly by time.
     public static func random() -> BlockID {
         let r = Sys.random128()
-        let ms = UInt64(HLC.wallMillis())
+        let ms = UInt64(wallClockMilliseconds())
         let hi = (ms << 16) | 0x7000 | (r.0 & 0x0FFF)
         let lo = (r.1 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
         return BlockID(hi: hi, lo: lo)
