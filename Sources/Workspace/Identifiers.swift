@@ -14,9 +14,9 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     public static func < (a: BlockID, b: BlockID) -> Bool { a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo }
 
-    /// One combine instead of two: ids are random or time-prefixed, so folding keeps them spread.
+    /// One combine instead of two: the id's table hash (Hashing.swift), shared with BlockTable.
     @inline(__always)
-    public func hash(into h: inout Hasher) { h.combine(hi ^ (lo &* 0x9E37_79B9_7F4A_7C15)) }
+    public func hash(into h: inout Hasher) { h.combine(tableHash) }
 
     /// Parses "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (either case).
     public init?(_ s: String) {
@@ -107,23 +107,21 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// A UUIDv8 from FNV-1a hashes of a file's bytes, its page and an ordinal: the same hand-edited
     /// file always yields the same ids for its new blocks.
     static func derived(from bytes: [UInt8], page: BlockID, ordinal: UInt64) -> BlockID {
-        var h1: UInt64 = 0xCBF2_9CE4_8422_2325 ^ page.hi, h2: UInt64 = 0x6C62_272E_07BB_0142 ^ page.lo
-        for c in bytes {
-            h1 = (h1 ^ UInt64(c)) &* 0x0000_0100_0000_01B3
-            h2 = (h2 ^ UInt64(c)) &* 0x0000_0100_0000_01B5
-        }
-        h1 = (h1 ^ ordinal) &* 0x0000_0100_0000_01B3
-        h2 = (h2 ^ (ordinal &* 0x9E37_79B9_7F4A_7C15)) &* 0x0000_0100_0000_01B5
-        return BlockID(hi: (h1 & ~0xF000) | 0x8000, lo: (h2 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
+        var h1 = FNV1a(seed: FNV1a.offsetBasis ^ page.hi)
+        var h2 = FNV1a(seed: 0x6C62_272E_07BB_0142 ^ page.lo, prime: 0x0000_0100_0000_01B5)
+        h1.add(bytes)
+        h2.add(bytes)
+        h1.add(word: ordinal)
+        h2.add(word: ordinal &* 0x9E37_79B9_7F4A_7C15)
+        return BlockID(hi: (h1.value & ~0xF000) | 0x8000, lo: (h2.value & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
     }
 
     /// The page id of a named page: a UUIDv8 from two FNV-1a hashes of the lower-cased name.
     public static func namedPage(_ name: String) -> BlockID {
-        var h1: UInt64 = 0xCBF2_9CE4_8422_2325, h2: UInt64 = 0x6C62_272E_07BB_0142
-        for c in name.lowercased().utf8 {
-            h1 = (h1 ^ UInt64(c)) &* 0x0000_0100_0000_01B3
-            h2 = (h2 ^ UInt64(c)) &* 0x0000_0100_0000_01B3
-        }
-        return BlockID(hi: (h1 & ~0xF000) | 0x8000, lo: (h2 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
+        let lowered = name.lowercased().utf8
+        var h1 = FNV1a(), h2 = FNV1a(seed: 0x6C62_272E_07BB_0142)
+        h1.add(lowered)
+        h2.add(lowered)
+        return BlockID(hi: (h1.value & ~0xF000) | 0x8000, lo: (h2.value & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
     }
 }
