@@ -181,7 +181,7 @@ private func drainBatch(
         for w in decoded.warnings { observer.warning(inbox: o.entry.inbox, name: o.entry.name, message: w) }
         if !seen.insert(o.entry.id).inserted { copies.append(o.entry); continue }
         let (day, capturedAt) = captureDay(decoded, id: o.entry.id, o.entry, observer)
-        let block = CaptureBlock(blockID: BlockID(hi: o.entry.id.high, lo: o.entry.id.low), day: day, text: decoded.text, capturedAt: capturedAt, source: decoded.source)
+        let block = CaptureBlock(blockID: BlockID(capture: o.entry.id), day: day, text: decoded.text, capturedAt: capturedAt, source: decoded.source)
         blocks.append(block)
         settled.append((o.entry, block))
     }
@@ -253,6 +253,12 @@ private func captureDay(_ d: DecodedCapture, id: ULID, _ entry: PendingEntry,
     }
     let c = local.calendarDay
     return (JournalDay(year: c.year, month: c.month, day: c.day)!, local.rfc3339)
+}
+
+extension BlockID {
+    /// A capture's block id: its ULID's 128 bits (SPEC section 4), so a replay, or a synced copy
+    /// drained on another device, finds the block the first drain made.
+    public init(capture id: ULID) { self.init(hi: id.high, lo: id.low) }
 }
 
 /// tmpfs or ramfs: an unlink there is pure CPU and never waits for a device.

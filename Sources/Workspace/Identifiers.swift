@@ -75,18 +75,27 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
         return ok ? v : 1 << 63
     }
 
+    /// The id's one spelling: 8-4-4-4-12 lower-case hex. A capture's block id is its ULID's 128 bits
+    /// spelled so (SPEC section 4).
     public var description: String {
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var out = [UInt8](repeating: 45, count: 36)
-        var j = 0
-        for i in 0..<32 {
-            if j == 8 || j == 13 || j == 18 || j == 23 { j += 1 }
-            let word = i < 16 ? hi : lo
-            let shift = UInt64((15 - (i % 16)) * 4)
-            out[j] = hex[Int((word >> shift) & 0xF)]
-            j += 1
-        }
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        spell(into: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    static let lowerHex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Appends `description`'s bytes to `out` without building a String (the op log's and the
+    /// projection's hot path).
+    public func spell(into out: inout [UInt8]) {
+        BlockID.lowerHex.withUnsafeBufferPointer { h in
+            for i in 0..<32 {
+                if i == 8 || i == 12 || i == 16 || i == 20 { out.append(45) }
+                let word = i < 16 ? hi : lo
+                out.append(h[Int((word >> UInt64((15 - (i & 15)) * 4)) & 0xF)])
+            }
+        }
     }
 
     /// A fresh UUIDv7: 48 bits of Unix ms, then getrandom(2) bits, so ids sort roughly by time.

@@ -9,6 +9,11 @@ import SystemCalls
 import TestSupport
 import Workspace
 
+extension ULID {
+    /// The block id the SPEC gives this capture, spelled as the op log and the pages spell it.
+    var uuidString: String { BlockID(capture: self).description }
+}
+
 final class RecordingObserver: DrainObserver {
     var drainedCaptures: [DrainedCapture] = []
     var rejections: [(name: String, reason: String)] = []
