@@ -3,6 +3,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CaptureFormat
 import Drain
 import SystemCalls
 
@@ -51,13 +52,14 @@ final class DrainLog: DrainObserver {
 
     func rejected(inbox: String, name: String, reason: String) {
         rejected += 1
-        log.rejected(captureID: String(name.prefix(26)), reason: reason, inbox: inbox)
+        // The drain considers final-form names only, so every rejected name carries its id.
+        log.rejected(captureID: CaptureName.captureID(of: name) ?? name, reason: reason, inbox: inbox)
     }
 
     func warning(inbox: String, name: String, message: String) {
         var fields: [String: String] = [:]
         if !inbox.isEmpty { fields["OUTL_INBOX"] = inbox }
-        if name.count >= 26 { fields["OUTL_CAPTURE_ID"] = String(name.prefix(26)) }
+        if let id = CaptureName.captureID(of: name) { fields["OUTL_CAPTURE_ID"] = id }
         log.warning(name.isEmpty ? message : "\(name): \(message)", fields: fields)
     }
 }

@@ -141,8 +141,9 @@ public enum Path {
         return "/"
     }
 
-    /// Expands a leading "~/" the way a shell would, for paths read from config files.
-    public static func expandTilde(_ path: String) -> String {
+    /// Expands a leading "~" or "~/" the way a shell would, for paths read from flags and config
+    /// files; `home` is for a caller that resolved $HOME from an environment of its own.
+    public static func expandTilde(_ path: String, home: @autoclosure () -> String = Path.home()) -> String {
         if path == "~" { return home() }
         if path.hasPrefix("~/") { return join(home(), String(path.dropFirst(2))) }
         return path
