@@ -80,36 +80,9 @@ public final class BatchIO {
         return jobs.map { j in j.error.map { .failure($0) } ?? .success(j.bytes) }
     }
 
-    /// Unlinks every path (IORING_OP_UNLINKAT in one batch, or unlink(2) one by one).
-    /// The caller fsyncs the directories afterwards; an unlink is not durable before that.
-    public func unlinkAll(_ paths: [String]) -> [Result<Void, Errno>] {
-        guard let ring = liveRing(), ring.broken == nil else {
-            return paths.map { p in Result { try Sys.unlink(p) }.mapError { ($0 as? Errno) ?? Errno(EIO) } }
-        }
-        var results = [Result<Void, Errno>?](repeating: nil, count: paths.count)
-        var submitted: [Int] = []
-        for (i, p) in paths.enumerated() {
-            if let e = Sys.injectedFailure(SysCall(.uringUnlink, path: p)) {
-                results[i] = .failure(e)
-            } else {
-                submitted.append(i)
-            }
-        }
-        let cPaths = submitted.map { strdup(paths[$0])! }
-        defer { cPaths.forEach { free($0) } }
-        let res = ring.run(submitted.count) { k, ud in
-            CURingShim_queueUnlink(ring.handle, cPaths[k], ud)
-        }
-        for (k, i) in submitted.enumerated() {
-            Sys.record(SysCall(.uringUnlink, path: paths[i]), Int(res[k]))
-            results[i] = res[k] < 0 ? .failure(Errno(-res[k])) : .success(())
-        }
-        return results.map { $0! }
-    }
-
     /// Unlinks each `names[i]` inside the directory `dirfds[i]` (unlinkat, plain or io_uring: no
     /// walk of the full path). `paths(i)` is that entry's full path, asked only for the seam and
-    /// for errors, so fault injection and the power-loss model see the same calls as `unlinkAll`.
+    /// for errors, so fault injection and the power-loss model see it as unlink(2) of that path.
     /// `useRing: false` unlinks with plain syscalls even when the ring is up (on tmpfs the io-wq
     /// hand-off costs more CPU than the unlink itself).
     public func unlinkAll(at dirfds: [Int32], names: [String], useRing: Bool = true,

@@ -49,8 +49,8 @@ public struct Errno: Error, Equatable, Hashable, CustomStringConvertible {
 
 /// The operations the seam knows by name, so a test can say "fail the 3rd fsync".
 public enum SysOp: String, CaseIterable, Sendable {
-    case open, close, read, pread, write, pwrite, fsync, fdatasync, rename, link, unlink, mkdir, rmdir
-    case fstat, lstat, readdir, flock, ftruncate, lseek, chmod
+    case open, close, read, pread, write, pwrite, fsync, fdatasync, rename, link, unlink, mkdir
+    case fstat, lstat, readdir, flock, ftruncate, chmod
     /// Operations that the io_uring path submits in a batch; reported one by one.
     case uringRead, uringWrite, uringFdatasync, uringUnlink
 }
@@ -285,12 +285,6 @@ public enum Sys {
         _ = try retrying(SysCall(.ftruncate, fd: fd, offset: length)) { Int(Glibc.ftruncate(fd, off_t(length))) }.get()
     }
 
-    public static func lseek(_ fd: Int32, _ offset: Int64, _ whence: Int32) throws -> Int64 {
-        Int64(try retrying(SysCall(.lseek, fd: fd, flags: whence, offset: offset)) {
-            Int(Glibc.lseek(fd, off_t(offset), whence))
-        }.get())
-    }
-
     public static func fstat(_ fd: Int32) throws -> stat {
         var st = stat()
         _ = try retrying(SysCall(.fstat, fd: fd)) { Int(Glibc.fstat(fd, &st)) }.get()
@@ -306,10 +300,6 @@ public enum Sys {
 
     public static func flock(_ fd: Int32, _ operation: Int32) throws {
         _ = try retrying(SysCall(.flock, fd: fd, flags: operation)) { Int(c_flock(fd, operation)) }.get()
-    }
-
-    public static func fchmod(_ fd: Int32, _ mode: mode_t) throws {
-        _ = try retrying(SysCall(.chmod, fd: fd, flags: Int32(mode))) { Int(Glibc.fchmod(fd, mode)) }.get()
     }
 
     public static func chmod(_ path: String, _ mode: mode_t) throws {
@@ -352,10 +342,6 @@ public enum Sys {
 
     public static func mkdir(_ path: String, _ mode: mode_t) throws {
         _ = try retrying(SysCall(.mkdir, path: path, flags: Int32(mode))) { Int(Glibc.mkdir(path, mode)) }.get()
-    }
-
-    public static func rmdir(_ path: String) throws {
-        _ = try retrying(SysCall(.rmdir, path: path)) { Int(Glibc.rmdir(path)) }.get()
     }
 
     /// The names in a directory, without "." and "..", in no particular order.

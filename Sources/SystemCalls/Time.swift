@@ -28,7 +28,7 @@ public func wallClockMicroseconds() -> UInt64 {
 
 /// The proleptic Gregorian calendar, as far as date checks need it.
 public enum Gregorian {
-    public static func isLeap(_ year: Int) -> Bool { (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 }
+    static func isLeap(_ year: Int) -> Bool { (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 }
 
     /// How many days `month` (1...12) of `year` has.
     public static func daysIn(month: Int, year: Int) -> Int {

@@ -14,6 +14,13 @@ extension ULID {
     var uuidString: String { BlockID(capture: self).description }
 }
 
+/// An observer that forgets everything, for tests that only want the report.
+final class SilentDrainObserver: DrainObserver {
+    func drained(_ capture: DrainedCapture) {}
+    func rejected(inbox: String, name: String, reason: String) {}
+    func warning(inbox: String, name: String, message: String) {}
+}
+
 final class RecordingObserver: DrainObserver {
     var drainedCaptures: [DrainedCapture] = []
     var rejections: [(name: String, reason: String)] = []
