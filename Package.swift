@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "CInotifyShim"),
         .target(name: "CCRC32C"),  // SSE4.2 crc32 for the op log, with a portable fallback in Workspace
         .target(name: "CURingShim", dependencies: ["CLiburing"]),
-        .target(name: "BatchIO", dependencies: ["CURingShim", "CLiburing", "SystemCalls"]),
+        .target(name: "BatchIO", dependencies: ["CURingShim", "SystemCalls"]),
 
         // The drain and the daemon.
         .target(name: "Drain", dependencies: ["Workspace", "CaptureInbox", "CaptureFormat", "SystemCalls", "BatchIO"]),
