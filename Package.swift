@@ -43,9 +43,9 @@ let package = Package(
         // The drain and the daemon.
         .target(name: "Drain", dependencies: ["Workspace", "CaptureInbox", "CaptureFormat", "SystemCalls", "BatchIO"]),
         .target(name: "Daemon", dependencies: [
-            "Drain", "Workspace", "CaptureInbox", "SystemCalls", "BatchIO", "CInotifyShim", "CLibsystemd",
+            "Drain", "Workspace", "CaptureInbox", "CaptureFormat", "SystemCalls", "BatchIO", "CInotifyShim", "CLibsystemd",
         ]),
-        .executableTarget(name: "outld", dependencies: ["Daemon"]),
+        .executableTarget(name: "outld", dependencies: ["Daemon", "CaptureInbox"]),
 
         // Tests. TestSupport runs real processes on real temporary directories.
         .target(name: "TestSupport", dependencies: ["SystemCalls"], path: "Tests/TestSupport"),
