@@ -40,12 +40,12 @@ let package = Package(
         .target(name: "CInotifyShim"),
         .target(name: "CCRC32C"),  // SSE4.2 crc32 for the op log, with a portable fallback in Workspace
         .target(name: "CURingShim", dependencies: ["CLiburing"]),
-        .target(name: "BatchIO", dependencies: ["CURingShim", "CLiburing", "SystemCalls"]),
+        .target(name: "BatchIO", dependencies: ["CURingShim", "SystemCalls"]),
 
         // The drain and the daemon.
         .target(name: "Drain", dependencies: ["Workspace", "CaptureInbox", "CaptureFormat", "SystemCalls", "BatchIO"]),
         .target(name: "Daemon", dependencies: [
-            "Drain", "Workspace", "CaptureInbox", "OutlConfig", "SystemCalls", "BatchIO", "CInotifyShim", "CLibsystemd",
+            "Drain", "Workspace", "CaptureInbox", "CaptureFormat", "OutlConfig", "SystemCalls", "BatchIO", "CInotifyShim", "CLibsystemd",
         ]),
         .executableTarget(name: "outld", dependencies: ["Daemon", "OutlConfig"]),
 

@@ -80,36 +80,9 @@ public final class BatchIO {
         return jobs.map { j in j.error.map { .failure($0) } ?? .success(j.bytes) }
     }
 
-    /// Unlinks every path (IORING_OP_UNLINKAT in one batch, or unlink(2) one by one).
-    /// The caller fsyncs the directories afterwards; an unlink is not durable before that.
-    public func unlinkAll(_ paths: [String]) -> [Result<Void, Errno>] {
-        guard let ring = liveRing(), ring.broken == nil else {
-            return paths.map { p in Result { try Sys.unlink(p) }.mapError { ($0 as? Errno) ?? Errno(EIO) } }
-        }
-        var results = [Result<Void, Errno>?](repeating: nil, count: paths.count)
-        var submitted: [Int] = []
-        for (i, p) in paths.enumerated() {
-            if let e = injectedFailure(SysCall(.uringUnlink, path: p)) {
-                results[i] = .failure(e)
-            } else {
-                submitted.append(i)
-            }
-        }
-        let cPaths = submitted.map { strdup(paths[$0])! }
-        defer { cPaths.forEach { free($0) } }
-        let res = ring.run(submitted.count) { k, ud in
-            CURingShim_queueUnlink(ring.handle, cPaths[k], ud)
-        }
-        for (k, i) in submitted.enumerated() {
-            Sys.record(SysCall(.uringUnlink, path: paths[i]), Int(res[k]))
-            results[i] = res[k] < 0 ? .failure(Errno(-res[k])) : .success(())
-        }
-        return results.map { $0! }
-    }
-
     /// Unlinks each `names[i]` inside the directory `dirfds[i]` (unlinkat, plain or io_uring: no
     /// walk of the full path). `paths(i)` is that entry's full path, asked only for the seam and
-    /// for errors, so fault injection and the power-loss model see the same calls as `unlinkAll`.
+    /// for errors, so fault injection and the power-loss model see it as unlink(2) of that path.
     /// `useRing: false` unlinks with plain syscalls even when the ring is up (on tmpfs the io-wq
     /// hand-off costs more CPU than the unlink itself).
     public func unlinkAll(at dirfds: [Int32], names: [String], useRing: Bool = true,
@@ -126,7 +99,7 @@ public final class BatchIO {
         submitted.reserveCapacity(names.count)
         let watched = Sys.interposer != nil
         for i in names.indices {
-            if watched, let e = injectedFailure(SysCall(.uringUnlink, path: paths(i))) {
+            if watched, let e = Sys.injectedFailure(SysCall(.uringUnlink, path: paths(i))) {
                 results[i] = .failure(e)
             } else {
                 submitted.append(i)
@@ -161,7 +134,7 @@ public final class BatchIO {
         while true {
             var round: [ReadJob] = []
             for j in jobs where !j.done {
-                if let e = injectedFailure(SysCall(.uringRead, fd: j.fd, offset: Int64(j.got))) {
+                if let e = Sys.injectedFailure(SysCall(.uringRead, fd: j.fd, offset: Int64(j.got))) {
                     j.error = e
                 } else {
                     round.append(j)
@@ -180,22 +153,10 @@ public final class BatchIO {
                     j.advance(Int(r))
                 } else if r != -EINTR && r != -EAGAIN {
                     j.error = Errno(-r)
-                }  // EINTR/EAGAIN: the job stays pending and goes in the next round
+                }  // EINTR/EAGAIN: nothing was read; the job stays pending and is resubmitted next round
             }
         }
     }
-}
-
-/// The fault an interposer injects into an io_uring op, if any; an injected EINTR is retried
-/// (asked again) like a real one, mirroring `Sys.retrying`. The failure is recorded at once unless
-/// `record` is false (the caller records it when the op would have completed, to keep the order).
-func injectedFailure(_ call: SysCall, record: Bool = true) -> Errno? {
-    while case .fail(let e)? = Sys.intercept(call) {
-        if e == .EINTR { continue }
-        if record { Sys.record(call, -Int(e.code)) }
-        return e
-    }
-    return nil
 }
 
 /// One file being read: a buffer of its fstat size plus one byte, filled from offset 0.

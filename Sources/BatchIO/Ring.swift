@@ -52,8 +52,9 @@ final class Ring {
             var first = true
             while outstanding > 0 {
                 // The first call submits the chunk and waits for all of it; later calls only wait.
-                // This loop is BatchIO's only EINTR retry: io_uring_enter(2) is not a Sys call (the
-                // Sys seam sees each op instead), and an interrupted wait has submitted nothing new.
+                // io_uring_enter(2) is not a Sys call (the seam sees each op instead), so this is no
+                // retry of one: the loop waits until every op of the chunk has completed, and an
+                // interrupted or refused-for-now wait has submitted nothing new.
                 let r = CURingShim_submitAndWait(handle, UInt32(outstanding))
                 if r < 0 {
                     let e = -r

@@ -23,14 +23,10 @@ final class UringAppender: DurableAppender {
             var count = rest.count
             var writeCall = SysCall(.uringWrite, fd: fd, data: rest)
             if rest.count > 0 {
-                while let fault = Sys.intercept(writeCall) {
-                    if case .fail(let e) = fault {
-                        if e == .EINTR { continue }
-                        Sys.record(writeCall, -Int(e.code))
-                        throw e
-                    }
-                    if case .shortWrite(let n) = fault { count = min(n, rest.count) }
-                    break
+                switch Sys.fault(for: writeCall) {
+                case .fail(let e)?: throw e
+                case .shortWrite(let n)?: count = min(n, rest.count)
+                case nil: break
                 }
                 writeCall.data = UnsafeRawBufferPointer(rebasing: rest[0..<count])
             }
@@ -38,7 +34,7 @@ final class UringAppender: DurableAppender {
             // finish the buffer), so "fail the Nth fdatasync" counts fdatasyncs, not attempts.
             let syncCall = SysCall(.uringFdatasync, fd: fd)
             let finishing = count == rest.count
-            let syncFault = finishing ? injectedFailure(syncCall, record: false) : nil
+            let syncFault = finishing ? Sys.injectedFailure(syncCall, record: false) : nil
             let withSync = finishing && syncFault == nil
             let hasWrite = count > 0
             let ops = (hasWrite ? 1 : 0) + (withSync ? 1 : 0)

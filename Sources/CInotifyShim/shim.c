@@ -1,6 +1,6 @@
 // CInotifyShim: the C side of outld's event sources. Kept to what Swift cannot do well by itself:
-// struct inotify_event has a flexible array member, and sigset_t/itimerspec need C macros.
-#define _GNU_SOURCE  // tgkill(2) and the full signalfd/timerfd declarations live behind it
+// struct inotify_event has a flexible array member, and sigset_t needs C macros.
+#define _GNU_SOURCE  // the full signalfd declarations live behind it
 #include "CInotifyShim.h"
 
 #include <errno.h>
@@ -9,8 +9,6 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 
@@ -96,31 +94,3 @@ int CInotifyShim_signalfdRead(int fd, int32_t *signo, int32_t *pid) {
     return 1;
 }
 
-int CInotifyShim_raiseInThread(int signo) {
-    // glibc 2.36 has no tgkill wrapper in every configuration; the raw syscall always exists.
-    long r = syscall(SYS_tgkill, (long)getpid(), (long)syscall(SYS_gettid), (long)signo);
-    return r < 0 ? -errno : 0;
-}
-
-int CInotifyShim_timerfdCreate(void) {
-    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-    return fd < 0 ? -errno : fd;
-}
-
-static struct timespec usec_to_timespec(uint64_t usec) {
-    struct timespec ts = { .tv_sec = (time_t)(usec / 1000000u), .tv_nsec = (long)((usec % 1000000u) * 1000u) };
-    return ts;
-}
-
-int CInotifyShim_timerfdArm(int fd, uint64_t initialUsec, uint64_t intervalUsec) {
-    struct itimerspec spec = { .it_interval = usec_to_timespec(intervalUsec), .it_value = usec_to_timespec(initialUsec) };
-    return timerfd_settime(fd, 0, &spec, NULL) < 0 ? -errno : 0;
-}
-
-long long CInotifyShim_timerfdRead(int fd) {
-    uint64_t count = 0;
-    ssize_t n = read(fd, &count, sizeof count);
-    if (n < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
-    if ((size_t)n != sizeof count) return -EIO;
-    return (long long)count;
-}

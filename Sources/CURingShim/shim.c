@@ -70,14 +70,6 @@ int CURingShim_queueFdatasync(CURingShim_Ring *r, int fd, uint64_t userData) {
     return 0;
 }
 
-int CURingShim_queueUnlink(CURingShim_Ring *r, const char *path, uint64_t userData) {
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
-    if (!sqe) return -EBUSY;
-    io_uring_prep_unlinkat(sqe, AT_FDCWD, path, 0);
-    io_uring_sqe_set_data64(sqe, userData);
-    return 0;
-}
-
 int CURingShim_queueUnlinkAt(CURingShim_Ring *r, int dirfd, const char *name, uint64_t userData) {
     struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
     if (!sqe) return -EBUSY;

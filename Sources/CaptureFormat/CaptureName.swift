@@ -13,5 +13,8 @@ public enum CaptureName {
         return ULID(string: String(name.prefix(26)))
     }
 
+    /// The capture id a final-form name spells (for logs and listings), nil for any other name.
+    public static func captureID(of name: String) -> String? { ulid(of: name)?.string }
+
     public static func fileName(for id: ULID) -> String { id.string + suffix }
 }

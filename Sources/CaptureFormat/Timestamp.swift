@@ -3,6 +3,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 
 public struct Timestamp: Equatable, Sendable, CustomStringConvertible {
     public var year: Int
@@ -62,7 +63,7 @@ public struct Timestamp: Equatable, Sendable, CustomStringConvertible {
             offset = sign * (oh * 3600 + om * 60)
         }
         guard i == b.count else { return nil }
-        guard (1...12).contains(mo), d >= 1, d <= Timestamp.daysIn(month: mo, year: y),
+        guard (1...12).contains(mo), d >= 1, d <= Gregorian.daysIn(month: mo, year: y),
               h <= 23, mi <= 59, s <= 60 else { return nil }
         self.init(year: y, month: mo, day: d, hour: h, minute: mi, second: s, nanosecond: nanos,
                   offsetSeconds: offset)
@@ -73,16 +74,6 @@ public struct Timestamp: Equatable, Sendable, CustomStringConvertible {
         self.year = year; self.month = month; self.day = day; self.hour = hour
         self.minute = minute; self.second = second; self.nanosecond = nanosecond
         self.offsetSeconds = offsetSeconds
-    }
-
-    static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
-
-    static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return isLeap(year) ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).

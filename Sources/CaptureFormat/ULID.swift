@@ -58,20 +58,6 @@ public struct ULID: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     public var description: String { string }
 
-    /// The block id: the same 128 bits as a lower-case 8-4-4-4-12 UUID (SPEC section 4).
-    public var uuidString: String {
-        let hex = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(36)
-        for i in 0..<32 {
-            if i == 8 || i == 12 || i == 16 || i == 20 { out.append(UInt8(ascii: "-")) }
-            let word = i < 16 ? high : low
-            let shift = UInt64(60 - 4 * (i % 16))
-            out.append(hex[Int((word >> shift) & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
     public static func < (a: ULID, b: ULID) -> Bool { (a.high, a.low) < (b.high, b.low) }
 }
 
@@ -82,11 +68,8 @@ public struct ULIDGenerator: Sendable {
 
     public init() {}
 
-    public static func nowMs() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UInt64(max(0, ts.tv_sec)) * 1000 + UInt64(ts.tv_nsec / 1_000_000)
-    }
+    /// The wall clock in ms, never before the epoch (a ULID's time cannot be).
+    public static func nowMs() -> UInt64 { UInt64(max(0, wallClockMilliseconds())) }
 
     public mutating func next() -> ULID { next(nowMs: ULIDGenerator.nowMs()) }
 

@@ -3,7 +3,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CaptureFormat
 import Drain
+import SystemCalls
 
 final class DrainLog: DrainObserver {
     let log: JournalLog
@@ -28,7 +30,7 @@ final class DrainLog: DrainObserver {
     /// Called after a pass returned (its pages projected): writes the trace lines of the pass.
     func passFinished() {
         guard let fd = traceFD, !traced.isEmpty else { return }
-        let projected = wallClockMicros()
+        let projected = wallClockMicroseconds()
         var text = ""
         for (id, durable) in traced { text += "\(id) \(durable) \(projected)\n" }
         traced.removeAll()
@@ -36,7 +38,7 @@ final class DrainLog: DrainObserver {
     }
 
     func drained(_ c: DrainedCapture) {
-        if traceFD != nil { traced.append((c.captureID, wallClockMicros())) }
+        if traceFD != nil { traced.append((c.captureID, wallClockMicroseconds())) }
         if c.duplicate { duplicates += 1 } else { drained += 1 }
         if c.duplicate {
             // A replay after a crash or a synced copy: the block exists, only the file went.
@@ -50,19 +52,14 @@ final class DrainLog: DrainObserver {
 
     func rejected(inbox: String, name: String, reason: String) {
         rejected += 1
-        log.rejected(captureID: String(name.prefix(26)), reason: reason, inbox: inbox)
+        // The drain considers final-form names only, so every rejected name carries its id.
+        log.rejected(captureID: CaptureName.captureID(of: name) ?? name, reason: reason, inbox: inbox)
     }
 
     func warning(inbox: String, name: String, message: String) {
         var fields: [String: String] = [:]
         if !inbox.isEmpty { fields["OUTL_INBOX"] = inbox }
-        if name.count >= 26 { fields["OUTL_CAPTURE_ID"] = String(name.prefix(26)) }
+        if let id = CaptureName.captureID(of: name) { fields["OUTL_CAPTURE_ID"] = id }
         log.warning(name.isEmpty ? message : "\(name): \(message)", fields: fields)
     }
-}
-
-func wallClockMicros() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1000
 }

@@ -363,12 +363,6 @@ public final class OutlDaemon {
     }
 }
 
-func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
 func formatDuration(_ ns: UInt64) -> String {
     ns >= 1_000_000_000 ? "\(ns / 1_000_000_000) s" : "\(ns / 1_000_000) ms"
 }

@@ -38,9 +38,11 @@ struct PendingEntry {
     var inbox: String
     var name: String
     var id: ULID
-    /// The inbox's directory fd (open for the whole pass) and its rank in the inbox list.
-    var dirfd: Int32
+    /// The inbox's directory (open for the whole pass) and its rank in the inbox list.
+    var directory: FileDescriptor
     var rank: Int
+    /// Its place in the pass's capture order: where a transient error stops the pass.
+    var place = 0
     var path: String { Path.join(inbox, name) }
 }
 
@@ -51,221 +53,138 @@ public func drain_capture_inbox(
     _ inboxes: [String], into workspace: Workspace, io: BatchIO,
     observer: DrainObserver, options: DrainOptions = DrainOptions()
 ) async -> DrainReport {
+    let listing = InboxListing(inboxes, probeFileSystems: options.unlinkOnRing == nil)
+    let onRing = options.unlinkOnRing ?? !listing.onMemoryFileSystem
     var report = DrainReport()
-    var entries: [PendingEntry] = []
+    report.transientError = listing.error
     // Each inbox's directory stays open for the pass: entries are opened and unlinked relative to
     // it (openat/unlinkat), which spares the kernel a walk of the full path per file.
-    var dirfds: [Int32] = []
-    defer { dirfds.forEach(Sys.close) }
-    let rank = Dictionary(inboxes.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-    var onRing = true
-    for inbox in inboxes {
-        do {
-            let dirfd = try Sys.open(inbox, O_RDONLY | O_DIRECTORY)
-            dirfds.append(dirfd)
-            if options.unlinkOnRing == nil, isMemoryFileSystem(dirfd) { onRing = false }
-            // The directory listed once, each name parsed once (Inbox.pending would parse and sort
-            // by name, then we would again): the sort below by (id, name) is the same order.
-            for name in try Sys.readDirectory(inbox) {
-                if let id = CaptureName.ulid(of: name) {
-                    entries.append(PendingEntry(inbox: inbox, name: name, id: id, dirfd: dirfd, rank: rank[inbox]!))
-                }
+    return await listing.directories.closeAfter {
+        let entries = listing.entries
+        var start = 0
+        while start < entries.count {
+            let end = min(start + max(1, options.batchLimit), entries.count)
+            let batch = await drainBatch(entries[start..<end], workspace: workspace, io: io, unlinkOnRing: onRing, observer: observer)
+            report += batch.report
+            if let stoppedAt = batch.stoppedAt {
+                report.deferred += entries.count - stoppedAt
+                break
             }
-        } catch let e as Errno where e == .ENOENT {
-            continue  // an inbox nobody has written to yet
+            start = end
+        }
+        // Always: a page left stale by a failed projection or a crash (boot marks every page dirty)
+        // must catch up even on a pass with nothing new; with nothing dirty this does no I/O.
+        do {
+            _ = try await workspace.projectDirtyPages()
         } catch {
-            report.transientError = "cannot list \(inbox): \(error)"
+            // The ops are durable; the Markdown catches up on the next pass.
+            observer.warning(inbox: "", name: "", message: "projection deferred: \(error)")
         }
+        return report
     }
-    if let forced = options.unlinkOnRing { onRing = forced }
-    // Capture order across inboxes; the sort is stable, so a same-id copy keeps inbox order.
-    // Within one inbox names are unique, so (id, inbox order, name) is a total order.
-    entries.sort { a, b in
-        if a.id != b.id { return a.id < b.id }
-        if a.rank != b.rank { return a.rank < b.rank }
-        return a.name < b.name
-    }
-
-    var start = 0
-    while start < entries.count {
-        let end = min(start + max(1, options.batchLimit), entries.count)
-        let (batch, stoppedAt) = await drainBatch(entries[start..<end], workspace: workspace, io: io, unlinkOnRing: onRing, observer: observer)
-        report += batch
-        if let stoppedAt {
-            report.deferred += entries.count - stoppedAt
-            break
-        }
-        start = end
-    }
-    // Always: a page left stale by a failed projection or a crash (boot marks every page dirty)
-    // must catch up even on a pass with nothing new; with nothing dirty this does no I/O.
-    do {
-        _ = try await workspace.projectDirtyPages()
-    } catch {
-        // The ops are durable; the Markdown catches up on the next pass.
-        observer.warning(inbox: "", name: "", message: "projection deferred: \(error)")
-    }
-    return report
 }
 
-/// Settles one batch. Returns the report and, when a transient error stopped it, the index of the
-/// first entry left for later.
+/// The inboxes as one pass sees them: every final-form entry, in capture order, and each inbox's
+/// directory, open until the pass ends.
+struct InboxListing {
+    var entries: [PendingEntry] = []
+    var directories: [FileDescriptor] = []
+    /// Some inbox is on tmpfs or ramfs (asked only when `probeFileSystems`).
+    var onMemoryFileSystem = false
+    var error: String?
+
+    init(_ inboxes: [String], probeFileSystems: Bool) {
+        for inbox in inboxes {
+            let rank = inboxes.firstIndex(of: inbox)!  // an inbox listed twice keeps its first rank
+            do {
+                let directory = try FileDescriptor.open(inbox, O_RDONLY | O_DIRECTORY)
+                directories.append(directory)
+                if probeFileSystems, isMemoryFileSystem(directory) { onMemoryFileSystem = true }
+                // The directory listed once, each name parsed once (Inbox.pending would parse and sort
+                // by name, then we would again): the sort below by (id, name) is the same order.
+                for name in try Sys.readDirectory(inbox) {
+                    guard let id = CaptureName.ulid(of: name) else { continue }
+                    entries.append(PendingEntry(inbox: inbox, name: name, id: id, directory: directory, rank: rank))
+                }
+            } catch let e as Errno where e == .ENOENT {
+                continue  // an inbox nobody has written to yet
+            } catch {
+                self.error = "cannot list \(inbox): \(error)"
+            }
+        }
+        // Capture order across inboxes; the sort is stable, so a same-id copy keeps inbox order.
+        // Within one inbox names are unique, so (id, inbox order, name) is a total order.
+        entries.sort { a, b in
+            if a.id != b.id { return a.id < b.id }
+            if a.rank != b.rank { return a.rank < b.rank }
+            return a.name < b.name
+        }
+        for i in entries.indices { entries[i].place = i }
+    }
+}
+
+/// A capture on its way into the op log: its file and the block it becomes.
+struct Landing {
+    var entry: PendingEntry
+    var block: CaptureBlock
+}
+
+/// Settles one batch. Each stage decides about each file (a `Verdict`: land, set aside, keep) and
+/// this loop alone acts on the verdicts, through `Settlement`.
 private func drainBatch(
     _ entries: ArraySlice<PendingEntry>, workspace: Workspace, io: BatchIO, unlinkOnRing: Bool,
     observer: DrainObserver
-) async -> (DrainReport, Int?) {
-    var report = DrainReport()
-    var stoppedAt: Int? = nil
+) async -> Settlement {
+    var settle = Settlement(observer: observer)
 
     // 1. Open and check every entry; bad ones are set aside at once (their order does not matter:
     //    they never land). A transient error stops the batch there.
-    var opened: [(index: Int, entry: PendingEntry, fd: Int32, size: Int)] = []
-    for (i, entry) in zip(entries.indices, entries) {
-        switch InboxEntry.open(at: entry.dirfd, entry.name, path: entry.path) {
-        case .file(let fd, let size):
-            opened.append((i, entry, fd, size))
-        case .vanished:
-            continue
-        case .bad(let reason):
-            if !reject(entry, reason, observer, &report) { stoppedAt = i }
-        case .transient(let e):
-            report.transientError = "\(entry.path): \(e)"
-            stoppedAt = i
+    var opened: [OpenedEntry] = []
+    opening: for entry in entries {
+        switch settle.act(on: InboxEntry.open(entry), for: entry) {
+        case .proceed(let file): opened.append(file)
+        case .skip: continue
+        case .stop: break opening
         }
-        if stoppedAt != nil { break }
     }
 
-    // 2. Read them all in one submission (io_uring) or one by one (plain).
-    let contents = io.readFiles(opened.map(\.fd), sizes: opened.map(\.size))
-    for o in opened { Sys.close(o.fd) }
-
-    // 3. Decode; build the blocks in capture order.
-    var blocks: [CaptureBlock] = []
-    var settled: [(entry: PendingEntry, block: CaptureBlock)] = []
+    // 2. Read them all in one submission (io_uring) or one by one (plain), then close them.
+    // 3. Decode, in capture order; a second inbox's copy of an id lands with the first, unappended.
+    var landing: [Landing] = []
+    var copies: [PendingEntry] = []
     var seen = Set<ULID>()
-    var copies: [PendingEntry] = []  // same capture id in a second inbox: one block, both deleted
-    decoding: for (k, o) in opened.enumerated() {
-        let bytes: [UInt8]
-        switch contents[k] {
-        case .success(let b) where b.count > o.size:
-            // The file grew after fstat (a writer not following the protocol, a sync tool writing
-            // in place): read it again whole, still bounded by the limit and without following links.
-            do {
-                bytes = try Durable.readRegularFile(o.entry.path, limit: CaptureFile.maxFileBytes)
-            } catch let e as Errno where e.code == EFBIG {
-                if !reject(o.entry, "grew past the \(CaptureFile.maxFileBytes)-byte limit while being read: not read", observer, &report) {
-                    stoppedAt = o.index; break decoding
-                }
-                continue
-            } catch let e as Errno where e == .ENOENT {
-                continue
-            } catch {
-                report.transientError = "\(o.entry.path): \(error)"
-                stoppedAt = o.index
-                break decoding
-            }
-        case .success(let b):
-            bytes = b
-        case .failure(let e):
-            report.transientError = "\(o.entry.path): \(e)"
-            stoppedAt = o.index
-            break decoding
+    decoding: for file in readAll(opened, io) {
+        let entry = file.opened.entry
+        switch settle.act(on: decode(file), for: entry) {
+        case .skip: continue
+        case .stop: break decoding
+        case .proceed(let capture):
+            for w in capture.warnings { observer.warning(inbox: entry.inbox, name: entry.name, message: w) }
+            if !seen.insert(entry.id).inserted { copies.append(entry); continue }
+            let (block, warning) = captureBlock(capture, id: entry.id)
+            if let warning { observer.warning(inbox: entry.inbox, name: entry.name, message: warning) }
+            landing.append(Landing(entry: entry, block: block))
         }
-        let decoded: DecodedCapture
-        do {
-            decoded = try CaptureFile.decode(bytes)
-        } catch {
-            if !reject(o.entry, "\(error)", observer, &report) { stoppedAt = o.index; break }
-            continue
-        }
-        for w in decoded.warnings { observer.warning(inbox: o.entry.inbox, name: o.entry.name, message: w) }
-        if !seen.insert(o.entry.id).inserted { copies.append(o.entry); continue }
-        let (day, capturedAt) = captureDay(decoded, id: o.entry.id, o.entry, observer)
-        let block = CaptureBlock(blockID: BlockID(hi: o.entry.id.high, lo: o.entry.id.low), day: day, text: decoded.text, capturedAt: capturedAt, source: decoded.source)
-        blocks.append(block)
-        settled.append((o.entry, block))
     }
 
     // 4. One durable append for the whole batch. Any failure keeps every file for a retry.
-    guard !blocks.isEmpty || !copies.isEmpty else { return (report, stoppedAt) }
+    guard !landing.isEmpty || !copies.isEmpty else { return settle }
     CrashPoint.hit(.beforeAppend)
-    let outcomes: [AppendOutcome]
+    let appended: [(Landing, AppendOutcome)]
     do {
-        outcomes = blocks.isEmpty ? [] : try await workspace.appendCaptures(blocks)
+        appended = try await append(landing, to: workspace)
     } catch {
-        report.transientError = "op log append failed: \(error)"
-        report.deferred += settled.count + copies.count
-        return (report, stoppedAt ?? entries.startIndex + entries.count)
+        settle.keep(landing.map(\.entry) + copies, because: "op log append failed: \(error)", batchEnd: entries.endIndex)
+        return settle
     }
     let durableUsec = wallClockMicroseconds()
     CrashPoint.hit(.afterAppend)
 
     // 5. Only now may the files go. A failed unlink leaves a file whose replay is a no-op.
-    let gone = settled.map(\.entry) + copies
-    let unlinked = io.unlinkAll(at: gone.map(\.dirfd), names: gone.map(\.name), useRing: unlinkOnRing) { gone[$0].path }
-    for (g, r) in zip(gone, unlinked) {
-        if case .failure(let e) = r, e != .ENOENT {
-            observer.warning(inbox: g.inbox, name: g.name, message: "drained but not deleted: \(e)")
-        }
-    }
-    for (s, outcome) in zip(settled, outcomes) {
-        let duplicate = outcome == .alreadyPresent
-        if duplicate { report.duplicates += 1 } else { report.drained += 1 }
-        let capturedUsec = s.entry.id.timestampMs * 1000
-        observer.drained(DrainedCapture(
-            inbox: s.entry.inbox, captureID: s.entry.id.string, blockID: s.block.id, day: s.block.day.iso,
-            source: s.block.source, duplicate: duplicate,
-            latencyUsec: durableUsec > capturedUsec ? durableUsec - capturedUsec : 0))
-    }
-    report.duplicates += copies.count
+    unlink(landing.map(\.entry) + copies, io, useRing: unlinkOnRing, observer)
+    settle.landed(appended, copies: copies.count, durableUsec: durableUsec)
     CrashPoint.hit(.afterUnlink)
-    return (report, stoppedAt)
-}
-
-/// Sets an entry aside; false when even that failed transiently (the entry stays in the inbox).
-private func reject(_ entry: PendingEntry, _ reason: String, _ observer: DrainObserver,
-                    _ report: inout DrainReport) -> Bool {
-    do {
-        try Rejection.setAside(inbox: entry.inbox, name: entry.name, reason: reason)
-    } catch let e as Errno where e == .ENOENT {
-        return true  // it vanished meanwhile: nothing to set aside
-    } catch {
-        report.transientError = "cannot set aside \(entry.path): \(error)"
-        return false
-    }
-    report.rejected += 1
-    observer.rejected(inbox: entry.inbox, name: entry.name, reason: reason)
-    return true
-}
-
-/// The capture's day is the calendar date in its own offset (SPEC 3.1); without a usable
-/// captured_at, the ULID's time in this machine's zone, with a warning.
-private func captureDay(_ d: DecodedCapture, id: ULID, _ entry: PendingEntry,
-                        _ observer: DrainObserver) -> (JournalDay, String) {
-    if let t = d.capturedAt, let day = JournalDay(year: t.calendarDay.year, month: t.calendarDay.month, day: t.calendarDay.day) {
-        return (day, d.capturedAtRaw ?? t.rfc3339)
-    }
-    let local = Timestamp.local(epochMs: Int64(id.timestampMs))
-    if d.capturedAtRaw == nil {
-        observer.warning(inbox: entry.inbox, name: entry.name, message: "captured_at missing: using the capture id's time \(local.rfc3339)")
-    } else if d.capturedAt != nil {
-        observer.warning(inbox: entry.inbox, name: entry.name, message: "captured_at out of range: using the capture id's time \(local.rfc3339)")
-    }
-    let c = local.calendarDay
-    return (JournalDay(year: c.year, month: c.month, day: c.day)!, local.rfc3339)
-}
-
-/// tmpfs or ramfs: an unlink there is pure CPU and never waits for a device.
-private func isMemoryFileSystem(_ fd: Int32) -> Bool {
-    let tmpfsMagic = 0x0102_1994, ramfsMagic = 0x8584_58f6
-    guard let t = Sys.fileSystemType(fd) else { return false }
-    return t == tmpfsMagic || t == ramfsMagic
-}
-
-func wallClockMicroseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec) / 1000
+    return settle
 }
 
 /// Removes temp files older than 36 hours from each inbox's tmp/ (Maildir's rule), at boot and on

@@ -41,11 +41,3 @@ public struct DrainReport: Sendable, Equatable {
         a.transientError = b.transientError ?? a.transientError
     }
 }
-
-/// An observer that forgets everything; for callers that only want the report.
-public final class SilentDrainObserver: DrainObserver {
-    public init() {}
-    public func drained(_ capture: DrainedCapture) {}
-    public func rejected(inbox: String, name: String, reason: String) {}
-    public func warning(inbox: String, name: String, message: String) {}
-}

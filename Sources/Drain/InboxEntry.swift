@@ -20,75 +20,64 @@ import Glibc
 import CaptureFormat
 import SystemCalls
 
-enum EntryOpen {
-    /// Open and checked: read at most `size` bytes (size is within the limit).
-    case file(fd: Int32, size: Int)
-    /// Not a capture; set it aside with this reason.
-    case bad(String)
-    /// Gone before we could open it.
-    case vanished
-    /// The machine is unwell (EMFILE, EIO, …): keep the entry, try again later.
-    case transient(Errno)
+/// An entry opened and checked: read at most `size` bytes (within the limit), then close `file`.
+struct OpenedEntry {
+    var entry: PendingEntry
+    var file: FileDescriptor
+    var size: Int
 }
 
 enum InboxEntry {
     /// Asked once: the drain checks every file's owner against it.
     static let euid = geteuid()
 
-    static func open(_ path: String) -> EntryOpen {
-        open(at: AT_FDCWD, path, path: path)
-    }
-
-    /// The same checks, opening `name` relative to the inbox directory fd `dirfd` (no walk of the
-    /// full path); `path` is built only for the seam.
-    static func open(at dirfd: Int32, _ name: String, path: @autoclosure () -> String) -> EntryOpen {
-        let fd: Int32
+    /// Opens `entry` relative to its inbox's directory (no walk of the full path) and judges it.
+    /// Only a file that will be read stays open; every other verdict has closed it.
+    static func open(_ entry: PendingEntry) -> Verdict<OpenedEntry> {
+        let file: FileDescriptor
         do {
-            fd = try Sys.openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, fullPath: path())
+            file = try FileDescriptor.open(entry.name, in: entry.directory, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+                                           fullPath: entry.path)
         } catch let e as Errno {
             switch e.code {
-            case ENOENT: return .vanished
-            case ELOOP: return .bad("is a symbolic link (never followed)")
-            case ENXIO: return .bad("is a socket or device, not a regular file")
-            case EACCES, EPERM: return .bad("cannot be opened for reading: \(e)")
-            default: return e.isTransient ? .transient(e) : .bad("cannot be opened: \(e)")
+            case ENOENT: return .gone
+            case ELOOP: return .setAside("is a symbolic link (never followed)")
+            case ENXIO: return .setAside("is a socket or device, not a regular file")
+            case EACCES, EPERM: return .setAside("cannot be opened for reading: \(e)")
+            default: return e.isTransient ? .keep("\(e)") : .setAside("cannot be opened: \(e)")
             }
         } catch {
-            return .transient(Errno.EIO)
+            return .keep("\(Errno.EIO)")
         }
+        let verdict = judge(file).map { OpenedEntry(entry: entry, file: file, size: $0) }
+        if case .land = verdict { return verdict }
+        file.close()
+        return verdict
+    }
+
+    /// What fstat says of an open entry: its size if it is a capture we may read.
+    private static func judge(_ file: FileDescriptor) -> Verdict<Int> {
         let st: stat
         do {
-            st = try Sys.fstat(fd)
-        } catch let e as Errno {
-            Sys.close(fd)
-            return .transient(e)
+            st = try Sys.fstat(file.rawValue)
         } catch {
-            Sys.close(fd)
-            return .transient(Errno.EIO)
+            return .keep("\((error as? Errno) ?? Errno.EIO)")
         }
-        let kind = st.st_mode & S_IFMT
-        let reason: String?
-        switch kind {
+        switch st.st_mode & S_IFMT {
         case S_IFREG:
             if st.st_uid != euid {
-                reason = "is owned by uid \(st.st_uid), not by this user (\(euid)): not read"
+                return .setAside("is owned by uid \(st.st_uid), not by this user (\(euid)): not read")
             } else if st.st_nlink != 1 {
-                reason = "has \(st.st_nlink) hard links (another name points at the same file): not read"
+                return .setAside("has \(st.st_nlink) hard links (another name points at the same file): not read")
             } else if Int(st.st_size) > CaptureFile.maxFileBytes {
-                reason = "is \(st.st_size) bytes, over the \(CaptureFile.maxFileBytes)-byte limit: not read"
-            } else {
-                reason = nil
+                return .setAside("is \(st.st_size) bytes, over the \(CaptureFile.maxFileBytes)-byte limit: not read")
             }
-        case S_IFDIR: reason = "is a directory, not a regular file"
-        case S_IFIFO: reason = "is a FIFO, not a regular file (not read)"
-        case S_IFSOCK: reason = "is a socket, not a regular file"
-        case S_IFCHR, S_IFBLK: reason = "is a device, not a regular file"
-        default: reason = "is not a regular file"
+            return .land(Int(st.st_size))
+        case S_IFDIR: return .setAside("is a directory, not a regular file")
+        case S_IFIFO: return .setAside("is a FIFO, not a regular file (not read)")
+        case S_IFSOCK: return .setAside("is a socket, not a regular file")
+        case S_IFCHR, S_IFBLK: return .setAside("is a device, not a regular file")
+        default: return .setAside("is not a regular file")
         }
-        if let reason {
-            Sys.close(fd)
-            return .bad(reason)
-        }
-        return .file(fd: fd, size: Int(st.st_size))
     }
 }

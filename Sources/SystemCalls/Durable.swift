@@ -8,9 +8,8 @@ import Glibc
 public enum Durable {
     /// fsync(2) on a directory, so the creates, renames and unlinks in it survive a power cut.
     public static func syncDirectory(_ path: String) throws {
-        let fd = try Sys.open(path, O_RDONLY | O_DIRECTORY)
-        defer { Sys.close(fd) }
-        try Sys.fsync(fd)
+        let dir = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY)
+        try dir.closeAfter { try Sys.fsync(dir.rawValue) }
     }
 
     /// Creates `path` as a directory with `mode` if it is missing (and its parents, with the same
@@ -46,16 +45,16 @@ public enum Durable {
     public static func publish(_ bytes: [UInt8], to path: String, via temp: String,
                                mode: mode_t = 0o600, syncTempDirectory: Bool = true,
                                retractIfUnsynced: Bool = false) throws {
-        let fd = try Sys.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode)
+        let file = try FileDescriptor.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode)
         do {
-            try Sys.writeAll(fd, bytes)
-            try Sys.fsync(fd)
+            try file.closeAfter {
+                try Sys.writeAll(file.rawValue, bytes)
+                try Sys.fsync(file.rawValue)
+            }
         } catch {
-            Sys.close(fd)
             try? Sys.unlink(temp)
             throw error
         }
-        Sys.close(fd)
         do {
             try Sys.rename(temp, path)
         } catch {
@@ -74,10 +73,14 @@ public enum Durable {
     }
 
     /// Reads a whole regular file of at most `limit` bytes without following a final symlink
-    /// and without blocking on a FIFO. Returns nil (with the reason) for anything else.
+    /// and without blocking on a FIFO. Throws for anything else: the open's errno (ELOOP for a
+    /// symlink), EINVAL for what is not a regular file, EFBIG for more than `limit` bytes.
     public static func readRegularFile(_ path: String, limit: Int) throws -> [UInt8] {
-        let fd = try Sys.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
-        defer { Sys.close(fd) }
+        let file = try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        return try file.closeAfter { try readRegularFile(file.rawValue, limit: limit) }
+    }
+
+    private static func readRegularFile(_ fd: Int32, limit: Int) throws -> [UInt8] {
         let st = try Sys.fstat(fd)
         guard (st.st_mode & S_IFMT) == S_IFREG else { throw Errno(EINVAL) }
         let expected = Int(st.st_size)
@@ -138,8 +141,9 @@ public enum Path {
         return "/"
     }
 
-    /// Expands a leading "~/" the way a shell would, for paths read from config files.
-    public static func expandTilde(_ path: String) -> String {
+    /// Expands a leading "~" or "~/" the way a shell would, for paths read from flags and config
+    /// files; `home` is for a caller that resolved $HOME from an environment of its own.
+    public static func expandTilde(_ path: String, home: @autoclosure () -> String = Path.home()) -> String {
         if path == "~" { return home() }
         if path.hasPrefix("~/") { return join(home(), String(path.dropFirst(2))) }
         return path

@@ -1,5 +1,5 @@
-// Random: getrandom(2) for the ids this project mints (ULIDs, UUIDv7). Its EINTR/short-read loop
-// lives here with the others of the seam. Not routed through the interposer: ids are not file
+// Random: getrandom(2) for the ids this project mints (ULIDs, UUIDv7), short reads continued and
+// EINTR retried by the seam's one loop. Not routed through the interposer: ids are not file
 // operations, and a fault here could only abort.
 #if canImport(Glibc)
 import Glibc
@@ -16,8 +16,15 @@ extension Sys {
         withUnsafeMutableBytes(of: &r) { buf in
             var done = 0
             while done < buf.count {
-                let n = c_getrandom(buf.baseAddress! + done, buf.count - done, 0)
-                if n > 0 { done += n } else if errno != EINTR { fatalError("getrandom failed: \(Errno.current)") }
+                let got = retryingInterrupts { () -> Result<Int, Errno> in
+                    let n = c_getrandom(buf.baseAddress! + done, buf.count - done, 0)
+                    return n < 0 ? .failure(Errno.current) : .success(n)
+                }
+                switch got {
+                case .success(let n) where n > 0: done += n
+                case .success: fatalError("getrandom returned no bytes")
+                case .failure(let e): fatalError("getrandom failed: \(e)")
+                }
             }
         }
         return r

@@ -1,6 +1,8 @@
 // SystemCalls: the one place where the writer, the inbox, the op log and the drain meet the kernel.
 // Invariants: every file operation passes through `Sys.interposer` (fault injection, recording for
-// the power-loss model), and EINTR is retried here, in `retrying`, and nowhere else.
+// the power-loss model), and an interrupted system call (EINTR, real or injected) is retried in one
+// place, `retryingInterrupts`, which every wrapper goes through. (An io_uring op that completes with
+// -EINTR is no system call of ours: BatchIO submits it again with the rest of its batch.)
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -47,8 +49,8 @@ public struct Errno: Error, Equatable, Hashable, CustomStringConvertible {
 
 /// The operations the seam knows by name, so a test can say "fail the 3rd fsync".
 public enum SysOp: String, CaseIterable, Sendable {
-    case open, close, read, pread, write, pwrite, fsync, fdatasync, rename, link, unlink, mkdir, rmdir
-    case fstat, lstat, readdir, flock, ftruncate, lseek, chmod
+    case open, close, read, pread, write, pwrite, fsync, fdatasync, rename, link, unlink, mkdir
+    case fstat, lstat, readdir, flock, ftruncate, chmod
     /// Operations that the io_uring path submits in a batch; reported one by one.
     case uringRead, uringWrite, uringFdatasync, uringUnlink
 }
@@ -131,33 +133,66 @@ public enum Sys {
         interposer?.after(call, result: result)
     }
 
-    /// Runs `body` (a raw syscall returning -1 and setting errno on failure), retrying EINTR.
-    /// This is the only EINTR loop in the project.
+    /// Runs `attempt` again for as long as it fails with EINTR. This is the project's one EINTR
+    /// loop: every wrapper of the seam, the interposer's answers and getrandom(2) go through it.
+    @inline(__always)
+    public static func retryingInterrupts<T>(_ attempt: () -> Result<T, Errno>) -> Result<T, Errno> {
+        while true {
+            let r = attempt()
+            if case .failure(let e) = r, e == .EINTR { continue }
+            return r
+        }
+    }
+
+    /// The interposer's answer about `call`: nil to let it through, a short write, or a failure.
+    /// An injected EINTR is asked again, as a real one is retried, so a fault aimed at the Nth
+    /// call lands on it. A failure is recorded at once unless `record` is false (the io_uring path
+    /// records it where the op would have completed, to keep the order).
+    public static func fault(for call: SysCall, record: Bool = true) -> SysFault? {
+        let answer = retryingInterrupts { () -> Result<SysFault?, Errno> in
+            let f = intercept(call)
+            if case .fail(let e)? = f { return .failure(e) }
+            return .success(f)
+        }
+        switch answer {
+        case .success(let f): return f
+        case .failure(let e):
+            if record { self.record(call, -Int(e.code)) }
+            return .fail(e)
+        }
+    }
+
+    /// The failure the interposer injects into `call`, if any (see `fault(for:record:)`).
+    public static func injectedFailure(_ call: SysCall, record: Bool = true) -> Errno? {
+        if case .fail(let e)? = fault(for: call, record: record) { return e }
+        return nil
+    }
+
+    /// Runs `body` (a raw syscall returning -1 and setting errno on failure), with EINTR retried.
     /// `intercepting: false` is for the write wrappers, which asked the interposer once already
     /// (so a test counting calls sees each write once, and a fault aimed at a write lands on it).
     @inline(__always)
     static func retrying(_ call: SysCall, intercepting: Bool = true, _ body: () -> Int) -> Result<Int, Errno> {
-        var ask = intercepting
-        while true {
-            if ask, let fault = intercept(call) {
-                switch fault {
-                case .fail(let e):
-                    if e == .EINTR { continue }  // an injected EINTR is retried like a real one (asked again)
-                    record(call, -Int(e.code))
-                    return .failure(e)
-                case .shortWrite:
-                    break  // handled by the write wrappers, which know the length
-                }
-            }
+        retryingInterrupts {
+            if intercepting, let e = injectedFailure(call) { return .failure(e) }
             let r = body()
             if r == -1 {
                 let e = Errno.current
-                if e == .EINTR { ask = intercepting; continue }
-                record(call, -Int(e.code))
+                if e != .EINTR { record(call, -Int(e.code)) }
                 return .failure(e)
             }
             record(call, r)
             return .success(r)
+        }
+    }
+
+    /// `body` (a raw syscall returning -1 and setting errno on failure) with EINTR retried, for
+    /// the fast paths that run only when no interposer listens.
+    @inline(__always)
+    static func unobserved(_ body: () -> Int) -> Result<Int, Errno> {
+        retryingInterrupts {
+            let r = body()
+            return r == -1 ? .failure(Errno.current) : .success(r)
         }
     }
 
@@ -173,12 +208,7 @@ public enum Sys {
     public static func openat(_ dirfd: Int32, _ name: String, _ flags: Int32, _ mode: mode_t = 0,
                               fullPath: @autoclosure () -> String) throws -> Int32 {
         if interposer == nil {
-            while true {
-                let fd = Glibc.openat(dirfd, name, flags | O_CLOEXEC, mode)
-                if fd >= 0 { return fd }
-                let e = Errno.current
-                if e != .EINTR { throw e }
-            }
+            return Int32(try unobserved { Int(Glibc.openat(dirfd, name, flags | O_CLOEXEC, mode)) }.get())
         }
         let call = SysCall(.open, path: fullPath(), flags: flags | O_CLOEXEC)
         return Int32(try retrying(call) { Int(Glibc.openat(dirfd, name, flags | O_CLOEXEC, mode)) }.get())
@@ -214,16 +244,10 @@ public enum Sys {
     /// again, like a retried call), a short write shrinks the length that reaches the kernel.
     private static func writeLength(_ call: inout SysCall, _ buf: UnsafeRawBufferPointer) throws -> Int {
         var count = buf.count
-        while let fault = intercept(call) {
-            switch fault {
-            case .fail(let e):
-                if e == .EINTR { continue }
-                record(call, -Int(e.code))
-                throw e
-            case .shortWrite(let n):
-                count = max(0, min(n, buf.count))
-            }
-            break
+        switch fault(for: call) {
+        case .fail(let e)?: throw e
+        case .shortWrite(let n)?: count = max(0, min(n, buf.count))
+        case nil: break
         }
         call.data = UnsafeRawBufferPointer(rebasing: buf[0..<count])
         return count
@@ -261,12 +285,6 @@ public enum Sys {
         _ = try retrying(SysCall(.ftruncate, fd: fd, offset: length)) { Int(Glibc.ftruncate(fd, off_t(length))) }.get()
     }
 
-    public static func lseek(_ fd: Int32, _ offset: Int64, _ whence: Int32) throws -> Int64 {
-        Int64(try retrying(SysCall(.lseek, fd: fd, flags: whence, offset: offset)) {
-            Int(Glibc.lseek(fd, off_t(offset), whence))
-        }.get())
-    }
-
     public static func fstat(_ fd: Int32) throws -> stat {
         var st = stat()
         _ = try retrying(SysCall(.fstat, fd: fd)) { Int(Glibc.fstat(fd, &st)) }.get()
@@ -282,10 +300,6 @@ public enum Sys {
 
     public static func flock(_ fd: Int32, _ operation: Int32) throws {
         _ = try retrying(SysCall(.flock, fd: fd, flags: operation)) { Int(c_flock(fd, operation)) }.get()
-    }
-
-    public static func fchmod(_ fd: Int32, _ mode: mode_t) throws {
-        _ = try retrying(SysCall(.chmod, fd: fd, flags: Int32(mode))) { Int(Glibc.fchmod(fd, mode)) }.get()
     }
 
     public static func chmod(_ path: String, _ mode: mode_t) throws {
@@ -320,10 +334,7 @@ public enum Sys {
     /// injection and the power-loss model match and replay it exactly like `unlink`.
     public static func unlinkat(_ dirfd: Int32, _ name: String, fullPath: @autoclosure () -> String) throws {
         if interposer == nil {
-            while Glibc.unlinkat(dirfd, name, 0) == -1 {
-                let e = Errno.current
-                if e != .EINTR { throw e }
-            }
+            _ = try unobserved { Int(Glibc.unlinkat(dirfd, name, 0)) }.get()
             return
         }
         _ = try retrying(SysCall(.unlink, path: fullPath())) { Int(Glibc.unlinkat(dirfd, name, 0)) }.get()
@@ -333,18 +344,10 @@ public enum Sys {
         _ = try retrying(SysCall(.mkdir, path: path, flags: Int32(mode))) { Int(Glibc.mkdir(path, mode)) }.get()
     }
 
-    public static func rmdir(_ path: String) throws {
-        _ = try retrying(SysCall(.rmdir, path: path)) { Int(Glibc.rmdir(path)) }.get()
-    }
-
     /// The names in a directory, without "." and "..", in no particular order.
     public static func readDirectory(_ path: String) throws -> [String] {
         let call = SysCall(.readdir, path: path)
-        while case .fail(let e)? = intercept(call) {
-            if e == .EINTR { continue }  // retried here like every other call
-            record(call, -Int(e.code))
-            throw e
-        }
+        if let e = injectedFailure(call) { throw e }
         guard let dir = opendir(path) else {
             let e = Errno.current
             record(call, -Int(e.code))

@@ -86,7 +86,7 @@ public struct BlockTable: Sendable {
     }
 
     @inline(__always) static func hash(_ id: BlockID) -> UInt64 {
-        (id.hi ^ id.lo) &* 0x9E37_79B9_7F4A_7C15
+        id.tableHash
     }
 
     /// Slot bits (29 up) and fingerprint bits (the top ones) of the hash never overlap: the slot
@@ -344,8 +344,7 @@ struct KeyTable: Sendable {
     }
 
     mutating func lookup(_ b: UnsafeBufferPointer<UInt8>) -> Int {
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325
-        for c in b { h = (h ^ UInt64(c)) &* 0x0000_0100_0000_01B3 }
+        var h = FNV1a.hash(b)
         while let k = index[h] {
             if matches(k, b) { return k }
             h &+= 1

@@ -43,9 +43,7 @@ enum DeviceState {
             base = Path.join(Path.home(), ".local/state/outl")
         }
         let real = realPath(root)
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325
-        for c in real.utf8 { h = (h ^ UInt64(c)) &* 0x0000_0100_0000_01B3 }
-        let hex = String(h, radix: 16)
+        let hex = String(FNV1a.hash(real.utf8), radix: 16)
         let name = Path.lastComponent(real).filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
         return Path.join(base, "ws-\(name.prefix(32))-\(String(repeating: "0", count: 16 - hex.count))\(hex)")
     }

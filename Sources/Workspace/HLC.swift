@@ -1,8 +1,6 @@
 // HLC: hybrid logical clock (wall ms, counter, actor) giving every op of every device one total order.
 // Invariant: a clock never issues a stamp lower than one it issued or observed.
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemCalls
 
 public struct HLC: Comparable, Hashable, Sendable {
     public var wall: Int64
@@ -18,12 +16,6 @@ public struct HLC: Comparable, Hashable, Sendable {
         if a.wall != b.wall { return a.wall < b.wall }
         if a.counter != b.counter { return a.counter < b.counter }
         return a.actor < b.actor
-    }
-
-    public static func wallMillis() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 
     /// A fixed-width base-36 spelling that sorts like the stamp; used as an append position key.
@@ -48,7 +40,7 @@ public struct HLClock: Sendable {
         }
     }
 
-    public mutating func tick(now: Int64 = HLC.wallMillis()) -> HLC {
+    public mutating func tick(now: Int64 = wallClockMilliseconds()) -> HLC {
         if now > last.wall {
             last = HLC(wall: now, counter: 0, actor: actor)
         } else {

@@ -14,9 +14,9 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     public static func < (a: BlockID, b: BlockID) -> Bool { a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo }
 
-    /// One combine instead of two: ids are random or time-prefixed, so folding keeps them spread.
+    /// One combine instead of two: the id's table hash (Hashing.swift), shared with BlockTable.
     @inline(__always)
-    public func hash(into h: inout Hasher) { h.combine(hi ^ (lo &* 0x9E37_79B9_7F4A_7C15)) }
+    public func hash(into h: inout Hasher) { h.combine(tableHash) }
 
     /// Parses "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (either case).
     public init?(_ s: String) {
@@ -75,24 +75,33 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
         return ok ? v : 1 << 63
     }
 
+    /// The id's one spelling: 8-4-4-4-12 lower-case hex. A capture's block id is its ULID's 128 bits
+    /// spelled so (SPEC section 4).
     public var description: String {
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var out = [UInt8](repeating: 45, count: 36)
-        var j = 0
-        for i in 0..<32 {
-            if j == 8 || j == 13 || j == 18 || j == 23 { j += 1 }
-            let word = i < 16 ? hi : lo
-            let shift = UInt64((15 - (i % 16)) * 4)
-            out[j] = hex[Int((word >> shift) & 0xF)]
-            j += 1
-        }
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        spell(into: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    static let lowerHex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Appends `description`'s bytes to `out` without building a String (the op log's and the
+    /// projection's hot path).
+    public func spell(into out: inout [UInt8]) {
+        BlockID.lowerHex.withUnsafeBufferPointer { h in
+            for i in 0..<32 {
+                if i == 8 || i == 12 || i == 16 || i == 20 { out.append(45) }
+                let word = i < 16 ? hi : lo
+                out.append(h[Int((word >> UInt64((15 - (i & 15)) * 4)) & 0xF)])
+            }
+        }
     }
 
     /// A fresh UUIDv7: 48 bits of Unix ms, then getrandom(2) bits, so ids sort roughly by time.
     public static func random() -> BlockID {
         let r = Sys.random128()
-        let ms = UInt64(HLC.wallMillis())
+        let ms = UInt64(wallClockMilliseconds())
         let hi = (ms << 16) | 0x7000 | (r.0 & 0x0FFF)
         let lo = (r.1 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
         return BlockID(hi: hi, lo: lo)
@@ -107,23 +116,21 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// A UUIDv8 from FNV-1a hashes of a file's bytes, its page and an ordinal: the same hand-edited
     /// file always yields the same ids for its new blocks.
     static func derived(from bytes: [UInt8], page: BlockID, ordinal: UInt64) -> BlockID {
-        var h1: UInt64 = 0xCBF2_9CE4_8422_2325 ^ page.hi, h2: UInt64 = 0x6C62_272E_07BB_0142 ^ page.lo
-        for c in bytes {
-            h1 = (h1 ^ UInt64(c)) &* 0x0000_0100_0000_01B3
-            h2 = (h2 ^ UInt64(c)) &* 0x0000_0100_0000_01B5
-        }
-        h1 = (h1 ^ ordinal) &* 0x0000_0100_0000_01B3
-        h2 = (h2 ^ (ordinal &* 0x9E37_79B9_7F4A_7C15)) &* 0x0000_0100_0000_01B5
-        return BlockID(hi: (h1 & ~0xF000) | 0x8000, lo: (h2 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
+        var h1 = FNV1a(seed: FNV1a.offsetBasis ^ page.hi)
+        var h2 = FNV1a(seed: 0x6C62_272E_07BB_0142 ^ page.lo, prime: 0x0000_0100_0000_01B5)
+        h1.add(bytes)
+        h2.add(bytes)
+        h1.add(word: ordinal)
+        h2.add(word: ordinal &* 0x9E37_79B9_7F4A_7C15)
+        return BlockID(hi: (h1.value & ~0xF000) | 0x8000, lo: (h2.value & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
     }
 
     /// The page id of a named page: a UUIDv8 from two FNV-1a hashes of the lower-cased name.
     public static func namedPage(_ name: String) -> BlockID {
-        var h1: UInt64 = 0xCBF2_9CE4_8422_2325, h2: UInt64 = 0x6C62_272E_07BB_0142
-        for c in name.lowercased().utf8 {
-            h1 = (h1 ^ UInt64(c)) &* 0x0000_0100_0000_01B3
-            h2 = (h2 ^ UInt64(c)) &* 0x0000_0100_0000_01B3
-        }
-        return BlockID(hi: (h1 & ~0xF000) | 0x8000, lo: (h2 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
+        let lowered = name.lowercased().utf8
+        var h1 = FNV1a(), h2 = FNV1a(seed: 0x6C62_272E_07BB_0142)
+        h1.add(lowered)
+        h2.add(lowered)
+        return BlockID(hi: (h1.value & ~0xF000) | 0x8000, lo: (h2.value & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
     }
 }

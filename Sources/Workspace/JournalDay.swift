@@ -7,16 +7,8 @@ public struct JournalDay: Hashable, Comparable, Sendable, CustomStringConvertibl
 
     public init?(year: Int, month: Int, day: Int) {
         guard (1...9999).contains(year), (1...12).contains(month), day >= 1,
-              day <= JournalDay.daysIn(month: month, year: year) else { return nil }
+              day <= Gregorian.daysIn(month: month, year: year) else { return nil }
         self.year = year; self.month = month; self.day = day
-    }
-
-    static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
     }
 
     public static func < (a: JournalDay, b: JournalDay) -> Bool {

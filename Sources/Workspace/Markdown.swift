@@ -148,7 +148,7 @@ public enum Markdown {
             guard let id = b.id else { return }
             pad(depth + 1, &out)
             out.append(contentsOf: "id:: ".utf8)
-            OpEncoder.uuid(id, &out)
+            id.spell(into: &out)
             out.append(LF)
         }
         if idFirst { id() }

@@ -58,19 +58,8 @@ public enum OpEncoder {
         out.append(contentsOf: ",\"".utf8)
         key.withUTF8Buffer { out.append(contentsOf: $0) }
         out.append(contentsOf: "\":\"".utf8)
-        uuid(id, &out)
+        id.spell(into: &out)
         out.append(34)
-    }
-
-    /// The 8-4-4-4-12 lower-case spelling of `id`, byte for byte what `id.description` gives.
-    public static func uuid(_ id: BlockID, _ out: inout [UInt8]) {
-        hex.withUnsafeBufferPointer { h in
-            for i in 0..<32 {
-                if i == 8 || i == 12 || i == 16 || i == 20 { out.append(45) }
-                let word = i < 16 ? id.hi : id.lo
-                out.append(h[Int((word >> UInt64((15 - (i & 15)) * 4)) & 0xF)])
-            }
-        }
     }
 
     /// Base-10 spelling, as `String(v)` gives it, without the String.

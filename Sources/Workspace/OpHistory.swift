@@ -13,14 +13,14 @@ struct OpHistory {
     var preambles: [BlockID: Set<UInt64>] = [:]
 
     static func hash(_ text: String, _ props: [Property]) -> UInt64 {
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        var h = FNV1a()
         func mix(_ s: String) {
-            for c in s.utf8 { h = (h ^ UInt64(c)) &* 0x0000_0100_0000_01B3 }
-            h = (h ^ 0xFF) &* 0x0000_0100_0000_01B3   // a separator no UTF-8 byte equals
+            h.add(s.utf8)
+            h.add(0xFF)   // a separator no UTF-8 byte equals
         }
         mix(text)
         for p in props { mix(p.key); mix(p.value) }
-        return h
+        return h.value
     }
 
     /// An op's state as its projection shows it (Markdown.projected), which is what files hold.

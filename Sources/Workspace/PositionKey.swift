@@ -1,5 +1,5 @@
 // PositionKey: sibling order as base-36 fraction strings, so a block can always go between two others.
-// Invariant: keyBetween(a, b) returns k with a < k < b (byte order) whenever a < b; keys never end in '0'.
+// Invariant: between(a, b) returns k with a < k < b (byte order) whenever a < b; keys never end in '0'.
 public enum PositionKey {
     static let digits: [UInt8] = Array("0123456789abcdefghijklmnopqrstuvwxyz".utf8)
 

@@ -345,7 +345,7 @@ final class WorkspaceCore {
             return Int64(st.st_ctim.tv_sec) * 1000 + Int64(st.st_ctim.tv_nsec) / 1_000_000
         }
         let newest = otherOpFiles().reduce(ctimeMs(path)) { max($0, ctimeMs($1)) }
-        return newest == Int64.min ? Int64.max : HLC.wallMillis() - newest
+        return newest == Int64.min ? Int64.max : wallClockMilliseconds() - newest
     }
 
     /// Judges again every file whose changes waited for other devices' ops; pages that no longer

@@ -1,16 +1,37 @@
 // The writer stays tiny: no Foundation, whether linked dynamically or folded into the static
-// executable, and no shared Swift runtime to load at start-up.
+// executable, and no shared Swift runtime to load at start-up: it is a static executable.
 import Foundation
 import Testing
 import TestSupport
 
+/// The program header types of an ELF64 little-endian file (PT_INTERP = 3 names a dynamic loader).
+func elfProgramHeaderTypes(_ bytes: Data) throws -> [UInt32] {
+    let b = [UInt8](bytes.prefix(1 << 20))
+    try #require(b.count > 64 && b[0..<4] == [0x7F, 0x45, 0x4C, 0x46] && b[4] == 2 && b[5] == 1, "not an ELF64 LE file")
+    func int(_ at: Int, _ n: Int) -> Int { (0..<n).reduce(0) { $0 | Int(b[at + $1]) << (8 * $1) } }
+    let phoff = int(0x20, 8), phentsize = int(0x36, 2), phnum = int(0x38, 2)
+    try #require(phoff + phentsize * phnum <= b.count)
+    return (0..<phnum).map { UInt32(int(phoff + $0 * phentsize, 4)) }
+}
+
 @Test func outl_capture_links_neither_foundation_nor_a_shared_swift_runtime() throws {
     let r = try run("/usr/bin/ldd", [writer])
     let report = r.stdout + r.stderr
-    #expect(report.contains("not a dynamic executable") || r.status == 0, "\(report)")
+    #expect(report.contains("not a dynamic executable"), "\(report)")
     #expect(!report.contains("libFoundation"), "\(report)")
     #expect(!report.contains("libswiftCore"), "\(report)")
-    // A static link would hide Foundation from ldd: look for its mangled module name instead.
     let bytes = try #require(FileManager.default.contents(atPath: writer))
+    // No PT_INTERP: the kernel runs it without a dynamic loader, so nothing shared is loaded.
+    let types = try elfProgramHeaderTypes(bytes)
+    #expect(!types.isEmpty)
+    #expect(!types.contains(3), "\(writer) asks for a dynamic loader (PT_INTERP)")
+    // A static link would hide Foundation from ldd: look for its mangled module name instead.
     #expect(bytes.range(of: Data("10Foundation".utf8)) == nil, "Foundation symbols inside \(writer)")
+}
+
+@Test func the_elf_check_sees_a_dynamic_loader_where_there_is_one() throws {
+    // The same check on outld, which links libsystemd dynamically: it must see PT_INTERP there,
+    // or the assertion above could hold for any binary.
+    let bytes = try #require(FileManager.default.contents(atPath: binPath("outld")))
+    #expect(try elfProgramHeaderTypes(bytes).contains(3))
 }

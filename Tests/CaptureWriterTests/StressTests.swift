@@ -33,6 +33,8 @@ private let perProcess = Int(ProcessInfo.processInfo.environment["OUTL_STRESS_CA
     let s = Sandbox()
     var rng = SystemRandomNumberGenerator()
     let big = String(repeating: "0123456789abcdef", count: 4000)  // 64,000 bytes: a longer write
+    let tmp = s.inbox + "/tmp"
+    var midDelivery = 0  // kills that landed after the temp was made and before its rename
     for i in 0..<150 {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: writer)
@@ -40,11 +42,22 @@ private let perProcess = Int(ProcessInfo.processInfo.environment["OUTL_STRESS_CA
         p.environment = ["HOME": s.home]
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
+        let temps = listDir(tmp).count
         try p.run()
-        usleep(UInt32.random(in: 0...20_000, using: &rng))
+        if i % 2 == 0 {
+            // Anywhere in the writer's life, start-up included.
+            usleep(UInt32.random(in: 0...20_000, using: &rng))
+        } else {
+            // Inside the delivery: once its temp exists, a little later (or at once).
+            while p.isRunning && listDir(tmp).count == temps {}
+            usleep(UInt32.random(in: 0...500, using: &rng))
+        }
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
+        if p.terminationReason == .uncaughtSignal && listDir(tmp).count > temps { midDelivery += 1 }
     }
+    // The test proves something only if some kills did land mid-write.
+    #expect(midDelivery > 0, "no kill landed between the temp's creation and its rename")
     var parsed = 0
     for name in listDir(s.inbox) where CaptureName.isFinal(name) {
         let bytes = [UInt8](FileManager.default.contents(atPath: s.inbox + "/" + name) ?? Data())
@@ -55,5 +68,5 @@ private let perProcess = Int(ProcessInfo.processInfo.environment["OUTL_STRESS_CA
     // Leftover temps are allowed (removeStaleTemps collects them); non-final names are never read.
     let stray = listDir(s.inbox).filter { !CaptureName.isFinal($0) && $0 != "tmp" }
     #expect(stray.isEmpty)
-    print("killed writers: \(parsed) of 150 finished, \(listDir(s.inbox + "/tmp").count) temps left")
+    print("killed writers: \(parsed) of 150 finished, \(midDelivery) killed mid-delivery, \(listDir(tmp).count) temps left")
 }

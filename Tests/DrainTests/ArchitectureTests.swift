@@ -1,13 +1,18 @@
 // ArchitectureTests: the invariants of docs/ARCHITECTURE.md that the package graph can prove.
-// Reads the real graph with `swift package dump-package`, so a new dependency edge is caught.
+// Reads the real graph with `swift package dump-package` and the real `import` lines of Sources/,
+// so a new dependency edge is caught whether it is declared or only imported.
 import Foundation
 import Testing
 import TestSupport
 
 struct ArchitectureTests {
-    func packageGraph() throws -> [String: [String]] {
+    var root: URL {
         var root = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { root.deleteLastPathComponent() }
+        return root
+    }
+
+    func packageGraph() throws -> [String: [String]] {
         let swift = ProcessInfo.processInfo.environment["SWIFT_EXEC_FOR_TESTS"] ?? "/opt/swift/usr/bin/swift"
         // A scratch path of its own: `swift test` holds the lock on .build while this runs.
         let scratch = TempDir("dump-package")
@@ -28,6 +33,38 @@ struct ArchitectureTests {
         return graph
     }
 
+    /// Each module under Sources/ with the package modules its Swift files import.
+    func importGraph(modules: Set<String>) throws -> [String: [String]] {
+        let sources = root.appendingPathComponent("Sources")
+        let fm = FileManager.default
+        let importLine = try Regex(#"^\s*(?:@[A-Za-z_]+(?:\([^)]*\))?\s+)*import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)"#)
+        var graph: [String: [String]] = [:]
+        for module in try fm.contentsOfDirectory(atPath: sources.path) where modules.contains(module) {
+            var imported = Set<String>()
+            let dir = sources.appendingPathComponent(module)
+            for case let file as String in fm.enumerator(atPath: dir.path)! where file.hasSuffix(".swift") {
+                let text = try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8)
+                for line in text.split(separator: "\n") {
+                    if let m = try importLine.firstMatch(in: String(line)), let name = m.output[1].substring {
+                        if modules.contains(String(name)) { imported.insert(String(name)) }
+                    }
+                }
+            }
+            graph[module] = imported.sorted()
+        }
+        return graph
+    }
+
+    /// The declared graph with every imported edge added: what the code really depends on.
+    func realGraph() throws -> (declared: [String: [String]], imported: [String: [String]], union: [String: [String]]) {
+        let declared = try packageGraph()
+        let imported = try importGraph(modules: Set(declared.keys))
+        #expect(imported["Drain"]?.contains("Workspace") == true, "the import reader found no import at all")
+        var union = declared
+        for (m, deps) in imported { union[m] = Array(Set(union[m] ?? []).union(deps)) }
+        return (declared, imported, union)
+    }
+
     func closure(of target: String, in graph: [String: [String]]) -> Set<String> {
         var seen = Set<String>(), stack = [target]
         while let t = stack.popLast() {
@@ -36,8 +73,17 @@ struct ArchitectureTests {
         return seen
     }
 
+    @Test func every_import_of_a_package_module_is_a_declared_dependency() throws {
+        let (declared, imported, _) = try realGraph()
+        for (module, deps) in imported {
+            for d in deps where !(declared[module] ?? []).contains(d) {
+                Issue.record("Sources/\(module) imports \(d), which Package.swift does not list among its dependencies")
+            }
+        }
+    }
+
     @Test func writer_target_does_not_depend_on_the_workspace() throws {
-        let graph = try packageGraph()
+        let graph = try realGraph().union
         let deps = closure(of: "outl-capture", in: graph)
         #expect(!deps.isEmpty)
         for forbidden in ["Workspace", "Drain", "Daemon", "BatchIO", "CLibsystemd", "CLiburing"] {
@@ -46,7 +92,7 @@ struct ArchitectureTests {
     }
 
     @Test func only_the_drain_module_joins_inboxes_and_the_workspace() throws {
-        let graph = try packageGraph()
+        let graph = try realGraph().union
         // Any library that sees both the inbox and the workspace must do so through Drain.
         for (target, _) in graph where !target.hasSuffix("Tests") && target != "Drain" && target != "TestSupport" {
             let deps = closure(of: target, in: graph)

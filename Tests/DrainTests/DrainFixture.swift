@@ -9,6 +9,18 @@ import SystemCalls
 import TestSupport
 import Workspace
 
+extension ULID {
+    /// The block id the SPEC gives this capture, spelled as the op log and the pages spell it.
+    var uuidString: String { BlockID(capture: self).description }
+}
+
+/// An observer that forgets everything, for tests that only want the report.
+final class SilentDrainObserver: DrainObserver {
+    func drained(_ capture: DrainedCapture) {}
+    func rejected(inbox: String, name: String, reason: String) {}
+    func warning(inbox: String, name: String, message: String) {}
+}
+
 final class RecordingObserver: DrainObserver {
     var drainedCaptures: [DrainedCapture] = []
     var rejections: [(name: String, reason: String)] = []

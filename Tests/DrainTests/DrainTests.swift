@@ -32,6 +32,15 @@ import Workspace
         #expect(f.pending().isEmpty)
     }
 
+    @Test func a_captures_block_id_is_its_ulid_in_uuid_spelling() throws {
+        // The ULID specification's example and the largest id (SPEC section 4).
+        let b = try #require(ULID(string: "01ARZ3NDEKTSV4RRFFQ69G5FAV"))
+        #expect(BlockID(capture: b).description == "01563e3a-b5d3-d676-4c61-efb99302bd5b")
+        let max = try #require(ULID(string: "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"))
+        #expect(BlockID(capture: max).description == "ffffffff-ffff-ffff-ffff-ffffffffffff")
+        #expect(BlockID(BlockID(capture: b).description) == BlockID(capture: b))
+    }
+
     @Test func drain_is_idempotent_after_a_crash() async throws {
         let f = try DrainFixture()
         let id = try f.drop("survives a crash", at: "2026-12-02T10:00:00Z")

@@ -1,6 +1,9 @@
 // MirrorProtocols: small stand-ins for the writer's delivery, the op log's append and the drain,
-// written step for step like the real ones (SPEC 3 and 4), so the machinery is proved on them
-// until the real modules land. Invariant: every file operation goes through Sys/Durable.
+// written step for step like the real ones (SPEC 3 and 4). The real modules are proved by
+// WriterFaultTests, RealDrainSweepTests and RealPowerLossTests; these stay because each can be
+// switched to a known bug (no inbox fsync, no torn-tail cut) that the power-loss model and the
+// fault sweeps must catch, which proves the machinery itself. Every file operation goes through
+// Sys/Durable.
 import Glibc
 import SystemCalls
 

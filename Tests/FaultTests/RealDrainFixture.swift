@@ -11,6 +11,13 @@ import Testing
 import TestSupport
 import Workspace
 
+/// An observer that forgets everything, for tests that only want the report.
+final class SilentDrainObserver: DrainObserver {
+    func drained(_ capture: DrainedCapture) {}
+    func rejected(inbox: String, name: String, reason: String) {}
+    func warning(inbox: String, name: String, message: String) {}
+}
+
 /// One workspace directory with its device state beside it (outside the workspace, as on a device).
 struct RealRun {
     let dir: String

@@ -21,7 +21,7 @@ public struct SysMatch: Sendable {
     public static let all = SysMatch()
     /// Calls that change what is on disk; reads and stats are left alone.
     public static let mutating: Set<SysOp> = [
-        .open, .write, .pwrite, .fsync, .fdatasync, .rename, .unlink, .mkdir, .rmdir, .ftruncate,
+        .open, .write, .pwrite, .fsync, .fdatasync, .rename, .unlink, .mkdir, .ftruncate,
         .chmod, .uringWrite, .uringFdatasync, .uringUnlink,
     ]
 }

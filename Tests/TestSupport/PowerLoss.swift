@@ -6,7 +6,7 @@
 // * A file's data (write, pwrite, ftruncate, O_TRUNC) is durable once that file is fsync'd or
 //   fdatasync'd (fdatasync is treated like fsync for data; no file system we target loses the
 //   size an fdatasync needed). A fsync of a file does NOT make its name durable.
-// * A name change (create, mkdir, unlink, rmdir, rename) is durable once its directory is
+// * A name change (create, mkdir, unlink, rename) is durable once its directory is
 //   fsync'd. A rename is atomic (every journaling file system commits it as one transaction) and
 //   is durable once the destination directory is fsync'd.
 // * Anything not yet durable may or may not have reached the disk. The generated states are:
@@ -75,7 +75,6 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
         /// (a temp file's create in an un-synced tmp/ does not stop its rename into the inbox).
         case rename(String, String, Node?)
         case unlink(String)
-        case rmdir(String)
         /// `grows` marks writes past the end of the file, the ones a power cut can tear.
         case write(Int, offset: Int, bytes: [UInt8], grows: Bool)
         case truncate(Int, Int)
@@ -164,8 +163,6 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
             guard let info = fds[call.fd], case .file(let id) = info.target else { return }
             trace.append(.truncate(id, Int(call.offset)))
             liveSize[id] = Int(call.offset)
-        case .lseek:
-            if fds[call.fd] != nil { fds[call.fd]!.position = result }
         case .fsync, .fdatasync, .uringFdatasync:
             switch fds[call.fd]?.target {
             case .file(let id)?: trace.append(.syncFile(id))
@@ -189,10 +186,6 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
             guard let a = call.path.flatMap(relative) else { return }
             trace.append(.mkdir(a))
             live[a] = .dir
-        case .rmdir:
-            guard let a = call.path.flatMap(relative) else { return }
-            trace.append(.rmdir(a))
-            Self.remove(&live, a)
         default:
             break
         }
@@ -271,7 +264,6 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
         case .mkdir(let p): return "mkdir \(p)"
         case .rename(let a, let b, _): return "rename \(a) -> \(b)"
         case .unlink(let p): return "unlink \(p)"
-        case .rmdir(let p): return "rmdir \(p)"
         case .write(let id, let off, let bytes, _): return "write \(f(id)) @\(off) \(bytes.count)B"
         case .truncate(let id, let n): return "truncate \(f(id)) to \(n)"
         case .syncFile(let id): return "fsync \(f(id))"
@@ -290,7 +282,7 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
             case .syncFile(let id): syncedFiles.insert(id); out[i] = true
             case .syncDir(let d): syncedDirs.insert(d); out[i] = true
             case .write(let id, _, _, _), .truncate(let id, _): out[i] = syncedFiles.contains(id)
-            case .create(let p, _), .mkdir(let p), .unlink(let p), .rmdir(let p):
+            case .create(let p, _), .mkdir(let p), .unlink(let p):
                 out[i] = syncedDirs.contains(parent(p))
             case .rename(_, let b, _): out[i] = syncedDirs.contains(parent(b))
             }
@@ -300,7 +292,7 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
 
     static func isName(_ op: Op) -> Bool {
         switch op {
-        case .create, .mkdir, .rename, .unlink, .rmdir: return true
+        case .create, .mkdir, .rename, .unlink: return true
         default: return false
         }
     }
@@ -365,8 +357,6 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
                 }
             case .unlink(let p):
                 if case .file? = tree[p] { tree[p] = nil }
-            case .rmdir(let p):
-                if tree[p] == .dir && !tree.keys.contains(where: { starts($0, p + "/") }) { tree[p] = nil }
             case .write(let id, let off, let bytes, _):
                 var d = data[id] ?? []
                 if d.count < off + bytes.count { d += [UInt8](repeating: 0, count: off + bytes.count - d.count) }

@@ -328,7 +328,7 @@ func opsDir(_ root: String) -> String { Path.join(root, ".outl/ops") }
     let ws = try t.open()
     // Another device whose clock runs ten days ahead.
     let other = BlockID.random()
-    let future = HLC.wallMillis() + 10 * 86_400_000
+    let future = wallClockMilliseconds() + 10 * 86_400_000
     let theirs = captureOps(other, 3, wall: future)
     try Durable.makeDirectory(Path.join(t.root, ".outl"), mode: 0o755)
     try Durable.makeDirectory(opsDir(t.root), mode: 0o755)
@@ -360,7 +360,7 @@ func opsDir(_ root: String) -> String { Path.join(root, ".outl/ops") }
     _ = try await ws.appendCaptures([capture("mine")])
     // A line appended to this device's own file behind the workspace's back is not read live.
     let own = Path.join(opsDir(t.root), "ops-\(ws.actorID).jsonl")
-    let stray = captureOps(BlockID(ws.actorID)!, 1, wall: HLC.wallMillis() + 1000)
+    let stray = captureOps(BlockID(ws.actorID)!, 1, wall: wallClockMilliseconds() + 1000)
     try appendRaw(own, encode(stray))
     let r = try await ws.mergeForeignOps()
     #expect(r.read == 0)

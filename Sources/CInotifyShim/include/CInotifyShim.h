@@ -1,4 +1,4 @@
-// CInotifyShim: inotify, signalfd and timerfd for outld, as plain C functions Swift can call.
+// CInotifyShim: inotify and signalfd for outld, as plain C functions Swift can call.
 // Every function returns a value >= 0 on success or -errno (never touches a global errno contract).
 #pragma once
 #include <stdint.h>
@@ -52,15 +52,3 @@ int CInotifyShim_unblockSignals(const int *signals, int count);
 /// Reads one signalfd_siginfo: 1 with *signo and *pid set, 0 when none is pending, or -errno.
 /// EINTR cannot happen: the fd is non-blocking.
 int CInotifyShim_signalfdRead(int fd, int32_t *signo, int32_t *pid);
-/// Sends `signo` to the calling thread only (tgkill): tests use it because a process-directed
-/// kill() in a multi-threaded test runner may land on a thread that does not block the signal.
-int CInotifyShim_raiseInThread(int signo);
-
-// ---- timerfd ----------------------------------------------------------------------------------
-
-/// timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK): the fd or -errno.
-int CInotifyShim_timerfdCreate(void);
-/// Arms the timer: first expiry after `initialUsec` (0 disarms), then every `intervalUsec` (0: once).
-int CInotifyShim_timerfdArm(int fd, uint64_t initialUsec, uint64_t intervalUsec);
-/// Reads the expiration count: > 0, 0 when it has not fired, or -errno.
-long long CInotifyShim_timerfdRead(int fd);

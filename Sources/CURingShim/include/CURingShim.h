@@ -24,9 +24,8 @@ int CURingShim_queueWrite(CURingShim_Ring *ring, int fd, const void *buf, unsign
                           uint64_t offset, uint64_t userData, int linkNext);
 /// IORING_OP_FSYNC with IORING_FSYNC_DATASYNC.
 int CURingShim_queueFdatasync(CURingShim_Ring *ring, int fd, uint64_t userData);
-/// IORING_OP_UNLINKAT(AT_FDCWD, path, 0); `path` must stay valid until the op completes.
-int CURingShim_queueUnlink(CURingShim_Ring *ring, const char *path, uint64_t userData);
-/* The same, relative to the directory fd `dirfd` (no walk of the full path). */
+/// IORING_OP_UNLINKAT(dirfd, name, 0): no walk of the full path; `name` must stay valid until the
+/// op completes.
 int CURingShim_queueUnlinkAt(CURingShim_Ring *ring, int dirfd, const char *name, uint64_t userData);
 
 /// io_uring_submit_and_wait: submits what is queued and waits for `waitNr` completions.

@@ -1,0 +1,116 @@
+// CaptureStages: the drain's stages for one batch of inbox files — read, decode, make the block,
+// append, unlink. The deciding ones return a `Verdict` and act on nothing; the batch I/O ones hand
+// each file back with its own result, so the batch loop never pairs arrays by position.
+#if canImport(Glibc)
+import Glibc
+#endif
+import BatchIO
+import CaptureFormat
+import SystemCalls
+import Workspace
+
+/// An opened entry with what the batch read returned for it.
+struct ReadEntry {
+    var opened: OpenedEntry
+    var content: Result<[UInt8], Errno>
+}
+
+/// Reads every opened entry in one submission (io_uring) or one by one (plain), then closes them
+/// all. `readFiles` answers one result per descriptor, in order.
+func readAll(_ opened: [OpenedEntry], _ io: BatchIO) -> [ReadEntry] {
+    let contents = opened.map(\.file).closeAfter {
+        io.readFiles(opened.map(\.file.rawValue), sizes: opened.map(\.size))
+    }
+    return zip(opened, contents).map { ReadEntry(opened: $0, content: $1) }
+}
+
+/// The capture a read file holds, or why it is not one.
+func decode(_ file: ReadEntry) -> Verdict<DecodedCapture> {
+    content(of: file).then { bytes in
+        do {
+            return .land(try CaptureFile.decode(bytes))
+        } catch {
+            return .setAside("\(error)")
+        }
+    }
+}
+
+/// The file's bytes as the batch read them; when the file grew after fstat (a writer not following
+/// the protocol, a sync tool writing in place), read again whole, still bounded by the limit and
+/// without following links.
+private func content(of file: ReadEntry) -> Verdict<[UInt8]> {
+    switch file.content {
+    case .failure(let e):
+        return .keep("\(e)")
+    case .success(let bytes) where bytes.count <= file.opened.size:
+        return .land(bytes)
+    case .success:
+        do {
+            return .land(try Durable.readRegularFile(file.opened.entry.path, limit: CaptureFile.maxFileBytes))
+        } catch let e as Errno where e.code == EFBIG {
+            return .setAside("grew past the \(CaptureFile.maxFileBytes)-byte limit while being read: not read")
+        } catch let e as Errno where e == .ENOENT {
+            return .gone
+        } catch {
+            return .keep("\(error)")
+        }
+    }
+}
+
+/// The block a capture becomes, and a warning when its day had to come from its id.
+func captureBlock(_ capture: DecodedCapture, id: ULID) -> (CaptureBlock, warning: String?) {
+    let (day, capturedAt, warning) = captureDay(capture, id: id)
+    let block = CaptureBlock(blockID: BlockID(capture: id), day: day, text: capture.text,
+                             capturedAt: capturedAt, source: capture.source)
+    return (block, warning)
+}
+
+/// The capture's day is the calendar date in its own offset (SPEC 3.1); without a usable
+/// captured_at, the ULID's time in this machine's zone, with a warning.
+private func captureDay(_ d: DecodedCapture, id: ULID) -> (JournalDay, capturedAt: String, warning: String?) {
+    if let t = d.capturedAt, let day = JournalDay(year: t.calendarDay.year, month: t.calendarDay.month, day: t.calendarDay.day) {
+        return (day, d.capturedAtRaw ?? t.rfc3339, nil)
+    }
+    let local = Timestamp.local(epochMs: Int64(id.timestampMs))
+    var warning: String?
+    if d.capturedAtRaw == nil {
+        warning = "captured_at missing: using the capture id's time \(local.rfc3339)"
+    } else if d.capturedAt != nil {
+        warning = "captured_at out of range: using the capture id's time \(local.rfc3339)"
+    }
+    let c = local.calendarDay
+    return (JournalDay(year: c.year, month: c.month, day: c.day)!, local.rfc3339, warning)
+}
+
+/// One durable append (one fdatasync) for every landing block; each comes back with its outcome.
+/// `appendCaptures` answers one outcome per block, in order.
+func append(_ landing: [Landing], to workspace: Workspace) async throws -> [(Landing, AppendOutcome)] {
+    guard !landing.isEmpty else { return [] }
+    let outcomes = try await workspace.appendCaptures(landing.map(\.block))
+    return Array(zip(landing, outcomes))
+}
+
+/// Deletes drained files relative to their inboxes' directories. Their ops are durable, so a file
+/// that stays (any failure but ENOENT) costs only a warning: its replay is a no-op.
+/// `unlinkAll` answers one result per name, in order.
+func unlink(_ gone: [PendingEntry], _ io: BatchIO, useRing: Bool, _ observer: DrainObserver) {
+    let results = io.unlinkAll(at: gone.map(\.directory.rawValue), names: gone.map(\.name), useRing: useRing) { gone[$0].path }
+    for (entry, result) in zip(gone, results) {
+        if case .failure(let e) = result, e != .ENOENT {
+            observer.warning(inbox: entry.inbox, name: entry.name, message: "drained but not deleted: \(e)")
+        }
+    }
+}
+
+extension BlockID {
+    /// A capture's block id: its ULID's 128 bits (SPEC section 4), so a replay, or a synced copy
+    /// drained on another device, finds the block the first drain made.
+    public init(capture id: ULID) { self.init(hi: id.high, lo: id.low) }
+}
+
+/// tmpfs or ramfs: an unlink there is pure CPU and never waits for a device.
+func isMemoryFileSystem(_ directory: FileDescriptor) -> Bool {
+    let tmpfsMagic = 0x0102_1994, ramfsMagic = 0x8584_58f6
+    guard let t = Sys.fileSystemType(directory.rawValue) else { return false }
+    return t == tmpfsMagic || t == ramfsMagic
+}

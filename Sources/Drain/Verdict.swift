@@ -1,0 +1,105 @@
+// Verdict: what a stage of the drain decided about one inbox file, and the one place that acts on
+// it (Postfix pickup.c's habit: stages decide, one loop acts, so every outcome is seen in one place).
+// Invariant: a file set aside is moved to rejected/, never deleted; a kept file stops the batch at
+// its place in capture order, so it and every file after it wait for the next pass.
+import SystemCalls
+import Workspace
+
+enum Verdict<Value> {
+    /// On its way to landing, with what this stage made of the file.
+    case land(Value)
+    /// Not a capture: set it aside in rejected/ with this one-line reason.
+    case setAside(String)
+    /// The machine is unwell (EIO, ENOSPC, EMFILE, …): keep it, and every file after it, for a retry.
+    case keep(String)
+    /// Gone before we got to it (another drainer, a sync tool): nothing to do.
+    case gone
+
+    func map<Next>(_ transform: (Value) -> Next) -> Verdict<Next> { then { .land(transform($0)) } }
+
+    /// The next stage's verdict on what this one made of the file.
+    func then<Next>(_ stage: (Value) -> Verdict<Next>) -> Verdict<Next> {
+        switch self {
+        case .land(let v): return stage(v)
+        case .setAside(let reason): return .setAside(reason)
+        case .keep(let why): return .keep(why)
+        case .gone: return .gone
+        }
+    }
+}
+
+/// What the batch loop does with a file once its verdict was acted on.
+enum Next<Value> {
+    case proceed(Value)
+    case skip
+    /// A transient error: this file and every later one stay in the inbox.
+    case stop
+}
+
+/// The acting half: sets files aside, keeps them, and keeps the batch's report and where it stopped.
+struct Settlement {
+    let observer: DrainObserver
+    var report = DrainReport()
+    /// The place (in the pass's capture order) of the first file left for the next pass.
+    var stoppedAt: Int?
+
+    init(observer: DrainObserver) { self.observer = observer }
+
+    mutating func act<Value>(on verdict: Verdict<Value>, for entry: PendingEntry) -> Next<Value> {
+        switch verdict {
+        case .land(let value):
+            return .proceed(value)
+        case .gone:
+            return .skip
+        case .setAside(let reason):
+            return setAside(entry, reason) ? .skip : stop(at: entry)
+        case .keep(let why):
+            report.transientError = "\(entry.path): \(why)"
+            return stop(at: entry)
+        }
+    }
+
+    private mutating func stop<Value>(at entry: PendingEntry) -> Next<Value> {
+        stoppedAt = entry.place
+        return .stop
+    }
+
+    /// Files whose verdict was "land" but whose op never became durable: all kept, and the batch
+    /// counts as stopped after its last file if nothing stopped it earlier.
+    mutating func keep(_ entries: [PendingEntry], because why: String, batchEnd: Int) {
+        report.transientError = why
+        report.deferred += entries.count
+        stoppedAt = stoppedAt ?? batchEnd
+    }
+
+    /// Reports each capture whose op is durable and whose file is gone (`copies`: second copies of
+    /// an id from another inbox, deleted with the first and counted as duplicates).
+    mutating func landed(_ appended: [(Landing, AppendOutcome)], copies: Int, durableUsec: UInt64) {
+        for (landing, outcome) in appended {
+            let duplicate = outcome == .alreadyPresent
+            if duplicate { report.duplicates += 1 } else { report.drained += 1 }
+            let entry = landing.entry, block = landing.block
+            let capturedUsec = entry.id.timestampMs * 1000
+            observer.drained(DrainedCapture(
+                inbox: entry.inbox, captureID: entry.id.string, blockID: block.id, day: block.day.iso,
+                source: block.source, duplicate: duplicate,
+                latencyUsec: durableUsec > capturedUsec ? durableUsec - capturedUsec : 0))
+        }
+        report.duplicates += copies
+    }
+
+    /// Moves an entry to rejected/; false when even that failed transiently (the entry stays).
+    private mutating func setAside(_ entry: PendingEntry, _ reason: String) -> Bool {
+        do {
+            try Rejection.setAside(inbox: entry.inbox, name: entry.name, reason: reason)
+        } catch let e as Errno where e == .ENOENT {
+            return true  // it vanished meanwhile: nothing to set aside
+        } catch {
+            report.transientError = "cannot set aside \(entry.path): \(error)"
+            return false
+        }
+        report.rejected += 1
+        observer.rejected(inbox: entry.inbox, name: entry.name, reason: reason)
+        return true
+    }
+}
