@@ -1,5 +1,6 @@
 // swift-tools-version:6.0
 // outl's capture path for Linux. The target graph is the architecture:
+//   JSONText      (the one decoder of JSON string escapes, for the format and the op log; Foundation-free)
 //   CaptureFormat (the one owner of the inbox file format, Foundation-free)
 //   SystemCalls   (the one seam where code meets the kernel)
 //   CaptureInbox  (inbox locations, Maildir delivery, scanning) -> outl-capture (the tiny writer)
@@ -19,7 +20,8 @@ let package = Package(
     targets: [
         // The format and the seam: no Foundation, so the writer stays tiny.
         .target(name: "SystemCalls"),
-        .target(name: "CaptureFormat", dependencies: ["SystemCalls"]),
+        .target(name: "JSONText"),
+        .target(name: "CaptureFormat", dependencies: ["SystemCalls", "JSONText"]),
         .target(name: "CaptureInbox", dependencies: ["CaptureFormat", "SystemCalls"]),
         .target(name: "CaptureCLI", dependencies: ["CaptureInbox", "CaptureFormat", "SystemCalls"]),
         // Fully static (Swift runtime and glibc): no dynamic loader work at start-up, so the
@@ -29,7 +31,7 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-static-executable"])]),
 
         // The workspace and its inspection CLI.
-        .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C"]),
+        .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C", "JSONText"]),
         .executableTarget(name: "outl", dependencies: ["Workspace", "CaptureFormat", "SystemCalls"]),
 
         // C shims and system libraries.

@@ -1,7 +1,8 @@
 // OpParser: reads one op-log line straight from bytes (no Foundation, no Strings on the boot path: texts
 // stay byte ranges of the line, or of a scratch when escaped). Returns nil for any line that is torn,
 // garbage or fails its CRC; unknown fields are skipped and an unknown kind yields `.unknown`, so a newer
-// build's ops never stop an older boot.
+// build's ops never stop an older boot. What a string escape stands for is JSONEscape's.
+import JSONText
 
 /// A parsed string: a range of the JSON line, or of the scratch when it had escapes.
 struct RawText {
@@ -123,33 +124,21 @@ public enum OpParser {
             return RawText(start: at, count: scratch.bytes.count - at, inScratch: true)
         }
 
+        /// Decodes an escaped string's bytes. Lenient where the capture format is strict (the line's
+        /// CRC already vouches for it): an escape RFC 8259 lacks stands for its byte, and a lone
+        /// surrogate (our encoder writes none) for U+FFFD.
         static func unescape(_ slice: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) -> Bool {
             var j = 0
             while j < slice.count {
                 let c = slice[j]
                 if c != 92 { out.append(c); j += 1; continue }
-                guard j + 1 < slice.count else { return false }
-                let e = slice[j + 1]
-                j += 2
-                switch e {
-                case UInt8(ascii: "n"): out.append(10)
-                case UInt8(ascii: "r"): out.append(13)
-                case UInt8(ascii: "t"): out.append(9)
-                case UInt8(ascii: "b"): out.append(8)
-                case UInt8(ascii: "f"): out.append(12)
-                case UInt8(ascii: "u"):
-                    guard j + 4 <= slice.count else { return false }
-                    var v: UInt32 = 0
-                    for k in 0..<4 {
-                        guard let h = BlockID.hexValue(slice[j + k]) else { return false }
-                        v = v << 4 | UInt32(h)
-                    }
-                    j += 4
-                    // Surrogate pairs are not produced by our encoder; a lone one becomes U+FFFD.
-                    let scalar = Unicode.Scalar(v) ?? "\u{FFFD}"
-                    out.append(contentsOf: Array(String(Character(scalar)).utf8))
-                default: out.append(e)  // \" \\ \/
+                let (decoded, next) = JSONEscape.decode(slice, at: j)
+                switch decoded {
+                case .byte(let e), .unknown(let e): out.append(e)
+                case .unit(let v): out.append(contentsOf: UTF8.encode(Unicode.Scalar(v) ?? "\u{FFFD}")!)
+                case .unterminated, .shortUnicode, .badHexDigit: return false
                 }
+                j = next
             }
             return true
         }
