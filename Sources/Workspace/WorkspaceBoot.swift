@@ -1,7 +1,7 @@
-// WorkspaceBoot: opens a workspace for writing: takes the two locks, learns this device's actor, then
+// WorkspaceBoot: opening a workspace for writing. WriteLocks takes the two locks; WorkspaceBoot then
 // builds the model, the clock and the boot figures in one pass of the one op-log reader (OpLogFollower),
-// whose cursors stay where the boot left them for the first live merge. Invariants: no actor is minted
-// and no op file touched before both locks are held; a boot that fails releases both.
+// whose cursors stay where the boot left them for the first live merge. Invariant (kept by
+// WorkspaceCore.init): no actor is minted and no op file touched before both locks are held.
 import SystemCalls
 
 /// The machine-wide lock on the workspace directory and the device write lock in the state directory
@@ -11,7 +11,6 @@ struct WriteLocks {
     private(set) var deviceFD: Int32
 
     init(root: String, stateDir: String) throws {
-        // The locks first: a second process must never mint an actor or touch an ops file.
         workspaceFD = try DeviceState.lockWorkspace(root)
         do { deviceFD = try DeviceState.lock(stateDir) } catch { Sys.close(workspaceFD); throw error }
     }
@@ -23,38 +22,24 @@ struct WriteLocks {
 }
 
 struct WorkspaceBoot {
-    var locks: WriteLocks
-    let actor: BlockID
-    /// Every op file's cursor, left where the boot stopped reading.
-    let follower: OpLogFollower
     /// The model and clock of every op read: the model is a function of the set of ops, so each file
     /// is applied as it is read, in any order.
     let model: Model
     let clock: HLClock
     let stats: OpLogReadStats
 
-    init(root: String, opsDir: String, stateDir: String, progress: ((Int, Int) -> Void)?,
-         log: @escaping (String) -> Void) throws {
-        var locks = try WriteLocks(root: root, stateDir: stateDir)
-        do {
-            let actor = try DeviceState.actor(stateDir)
-            let follower = OpLogFollower(dir: opsDir, ownName: OpLogWriter.fileName(actor), log: log)
-            var model = Model()
-            var clock = HLClock(actor: actor)
-            stats = try follower.boot(progress: progress, sizing: { model.blocks.reserve(logBytes: $0) }) { op, next in
-                if let next { model.blocks.prefetch(next) }
-                clock.observe(op.hlc)
-                model.apply(op)
-            }
-            model.alsoTouched.removeAll()  // every page is dirty after the boot anyway
-            self.actor = actor
-            self.follower = follower
-            self.model = model
-            self.clock = clock
-        } catch {
-            locks.release()
-            throw error
+    /// Reads every op file once through `follower` (this device's own file cut at its torn tail),
+    /// leaving the cursors where the boot stopped for the first live merge.
+    init(follower: OpLogFollower, actor: BlockID, progress: ((Int, Int) -> Void)?) throws {
+        var model = Model()
+        var clock = HLClock(actor: actor)
+        stats = try follower.boot(progress: progress, sizing: { model.blocks.reserve(logBytes: $0) }) { op, next in
+            if let next { model.blocks.prefetch(next) }
+            clock.observe(op.hlc)
+            model.apply(op)
         }
-        self.locks = locks
+        model.alsoTouched.removeAll()  // every page is dirty after the boot anyway
+        self.model = model
+        self.clock = clock
     }
 }

@@ -42,13 +42,20 @@ final class WorkspaceCore {
         journalSetting = options.journalFileFormat
         let stateDir = DeviceState.directory(root: root, stateDirectory: options.stateDirectory)
         log = options.log ?? WorkspaceCore.logToStandardError
-        let boot = try WorkspaceBoot(root: root, opsDir: opsDir, stateDir: stateDir, progress: options.bootProgress, log: log)
-        locks = boot.locks
-        actor = boot.actor
-        clock = boot.clock
-        model = boot.model
-        follower = boot.follower
-        bootStats = boot.stats
+        // The locks first: a second process must never mint an actor or touch an ops file.
+        var locks = try WriteLocks(root: root, stateDir: stateDir)
+        do {
+            actor = try DeviceState.actor(stateDir)
+            follower = OpLogFollower(dir: opsDir, ownName: OpLogWriter.fileName(actor), log: log)
+            let boot = try WorkspaceBoot(follower: follower, actor: actor, progress: options.bootProgress)
+            model = boot.model
+            clock = boot.clock
+            bootStats = boot.stats
+        } catch {
+            locks.release()
+            throw error
+        }
+        self.locks = locks
         writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender)
         records = ReconcilerRecords(stateDir: stateDir, log: log)
         waiting = WaitingFiles(root: root, opsDir: opsDir, ownOpFile: OpLogWriter.fileName(actor),
