@@ -124,9 +124,9 @@ final class OpLogFollower {
         }
         return cursors.keys.sorted().map { name in
             let c = cursors[name]!
-            let actor = OpLogFollower.actor(ofFile: name)
-            return OpLogSummary(file: name, actor: actor?.description ?? "",
-                                conflictCopy: actor.map { name != "ops-\($0).jsonl" } ?? true,
+            let owner = OpLogFollower.actor(ofFile: name)
+            return OpLogSummary(file: name, actor: owner?.description ?? "",
+                                conflictCopy: owner.map { name != OpLogWriter.fileName($0) } ?? true,
                                 ops: c.ops, lastOpWall: c.newest?.wall, bytes: c.offset)
         }
     }

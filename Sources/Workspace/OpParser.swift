@@ -230,7 +230,7 @@ public enum OpParser {
             var kind: OpKind? = nil
             var wall: Int64? = nil, counter: Int64? = nil
             var actor: BlockID? = nil, opID: BlockID? = nil
-            var op = RawOp()
+            var parsed = RawOp()
             var hasPage = false
             while true {
                 guard let (k, _) = rawString(), expect(UInt8(ascii: ":")) else { return nil }
@@ -263,23 +263,23 @@ public enum OpParser {
                     opID = v2
                 } else if key == Reader.code("p", "g") {
                     guard let v = id(), let v2 = v else { return nil }
-                    op.page = v2; hasPage = true
+                    parsed.page = v2; hasPage = true
                 } else if key == Reader.code("p", "a") {
                     guard let v = id() else { return nil }
-                    op.parent = v
+                    parsed.parent = v
                 } else if key == Reader.code("p", "o", "s") {
                     guard let v = text() else { return nil }
-                    op.pos = v
+                    parsed.pos = v
                 } else if key == Reader.code("t") {
                     guard let v = text() else { return nil }
-                    op.text = v
+                    parsed.text = v
                 } else if key == Reader.code("p", "k") {
                     guard let v = text() else { return nil }
                     let j = v.count == 1 && (v.inScratch ? scratch.bytes[v.start] : b[v.start]) == UInt8(ascii: "j")
-                    op.pageKind = j ? .journal : .named
+                    parsed.pageKind = j ? .journal : .named
                 } else if key == Reader.code("p", "r") {
                     guard props() else { return nil }
-                    op.hasProps = true
+                    parsed.hasProps = true
                 } else {
                     guard skipValue() else { return nil }
                 }
@@ -289,16 +289,16 @@ public enum OpParser {
             }
             guard let kind, let wall, let counter, counter >= 0, counter <= Int64(UInt32.max),
                   let actor else { return nil }
-            op.kind = kind
-            op.hlc = HLC(wall: wall, counter: UInt32(counter), actor: actor)
+            parsed.kind = kind
+            parsed.hlc = HLC(wall: wall, counter: UInt32(counter), actor: actor)
             if kind != .unknown {
                 guard let opID else { return nil }
-                op.id = opID
+                parsed.id = opID
                 if kind == .createBlock && !hasPage { return nil }
             } else if let opID {
-                op.id = opID
+                parsed.id = opID
             }
-            return op
+            return parsed
         }
     }
 }
@@ -321,14 +321,14 @@ struct RawOpView {
 
     /// The same op with Strings (tests, and any caller outside the boot's hot path).
     func op() -> Op {
-        var op = Op(hlc: raw.hlc, kind: raw.kind, id: raw.id)
-        op.page = raw.page
-        op.parent = raw.parent
-        op.pos = string(raw.pos)
-        op.text = string(raw.text)
-        op.pageKind = raw.pageKind
+        var full = Op(hlc: raw.hlc, kind: raw.kind, id: raw.id)
+        full.page = raw.page
+        full.parent = raw.parent
+        full.pos = string(raw.pos)
+        full.text = string(raw.text)
+        full.pageKind = raw.pageKind
         var k = 0
-        while k + 1 < props.count { op.props.append(Property(string(props[k]), string(props[k + 1]))); k += 2 }
-        return op
+        while k + 1 < props.count { full.props.append(Property(string(props[k]), string(props[k + 1]))); k += 2 }
+        return full
     }
 }

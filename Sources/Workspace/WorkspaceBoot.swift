@@ -31,15 +31,15 @@ struct WorkspaceBoot {
     /// Reads every op file once through `follower` (this device's own file cut at its torn tail),
     /// leaving the cursors where the boot stopped for the first live merge.
     init(follower: OpLogFollower, actor: BlockID, progress: ((Int, Int) -> Void)?) throws {
-        var model = Model()
-        var clock = HLClock(actor: actor)
-        stats = try follower.boot(progress: progress, sizing: { model.blocks.reserve(logBytes: $0) }) { op, next in
-            if let next { model.blocks.prefetch(next) }
-            clock.observe(op.hlc)
-            model.apply(op)
+        var booted = Model()
+        var bootClock = HLClock(actor: actor)
+        stats = try follower.boot(progress: progress, sizing: { booted.blocks.reserve(logBytes: $0) }) { op, next in
+            if let next { booted.blocks.prefetch(next) }
+            bootClock.observe(op.hlc)
+            booted.apply(op)
         }
-        model.alsoTouched.removeAll()  // every page is dirty after the boot anyway
-        self.model = model
-        self.clock = clock
+        booted.alsoTouched.removeAll()  // every page is dirty after the boot anyway
+        model = booted
+        clock = bootClock
     }
 }

@@ -43,7 +43,7 @@ final class WorkspaceCore {
         let stateDir = DeviceState.directory(root: root, stateDirectory: options.stateDirectory)
         log = options.log ?? WorkspaceCore.logToStandardError
         // The locks first: a second process must never mint an actor or touch an ops file.
-        var locks = try WriteLocks(root: root, stateDir: stateDir)
+        var taken = try WriteLocks(root: root, stateDir: stateDir)
         do {
             actor = try DeviceState.actor(stateDir)
             follower = OpLogFollower(dir: opsDir, ownName: OpLogWriter.fileName(actor), log: log)
@@ -52,10 +52,10 @@ final class WorkspaceCore {
             clock = boot.clock
             bootStats = boot.stats
         } catch {
-            locks.release()
+            taken.release()
             throw error
         }
-        self.locks = locks
+        locks = taken
         writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender)
         records = ReconcilerRecords(stateDir: stateDir, log: log)
         waiting = WaitingFiles(root: root, opsDir: opsDir, ownOpFile: OpLogWriter.fileName(actor),
