@@ -1,5 +1,6 @@
 // swift-tools-version:6.0
 // outl's capture path for Linux. The target graph is the architecture:
+//   JSONText      (the one decoder of JSON string escapes, for the format and the op log; Foundation-free)
 //   CaptureFormat (the one owner of the inbox file format, Foundation-free)
 //   SystemCalls   (the one seam where code meets the kernel)
 //   OutlConfig    (the one resolution of workspace, inboxes and state dir, and outld.conf)
@@ -20,7 +21,8 @@ let package = Package(
     targets: [
         // The format and the seam: no Foundation, so the writer stays tiny.
         .target(name: "SystemCalls"),
-        .target(name: "CaptureFormat", dependencies: ["SystemCalls"]),
+        .target(name: "JSONText"),
+        .target(name: "CaptureFormat", dependencies: ["SystemCalls", "JSONText"]),
         .target(name: "OutlConfig", dependencies: ["SystemCalls"]),
         .target(name: "CaptureInbox", dependencies: ["CaptureFormat", "SystemCalls"]),
         .target(name: "CaptureCLI", dependencies: ["CaptureInbox", "CaptureFormat", "OutlConfig", "SystemCalls"]),
@@ -31,7 +33,7 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-static-executable"])]),
 
         // The workspace and its inspection CLI.
-        .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C"]),
+        .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C", "JSONText"]),
         .executableTarget(name: "outl", dependencies: ["Workspace", "OutlConfig", "CaptureFormat", "SystemCalls"]),
 
         // C shims and system libraries.

@@ -10,9 +10,10 @@ let package = Package(
     name: "outl-fuzz",
     targets: [
         .target(name: "SystemCalls"),
-        .target(name: "CaptureFormat", dependencies: ["SystemCalls"]),
+        .target(name: "JSONText"),
+        .target(name: "CaptureFormat", dependencies: ["SystemCalls", "JSONText"]),
         .target(name: "CCRC32C"),
-        .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C"]),
+        .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C", "JSONText"]),
         // Proves the pipeline on pure code that exists now.
         .executableTarget(name: "fuzz-path", dependencies: ["SystemCalls"], swiftSettings: fuzzFlags),
         // The capture decoder: built by run.sh only once CaptureFile.decode exists.

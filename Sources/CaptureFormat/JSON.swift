@@ -1,6 +1,8 @@
 // JSON: the small reader and writer behind the capture format (RFC 8259, strict).
 // The reader takes untrusted bytes: it validates UTF-8 first, refuses lone surrogates and raw
 // control characters, bounds nesting depth, and reports byte offsets, so a bad file gets a reason.
+// What an escape stands for is JSONEscape's (shared with the op log's reader).
+import JSONText
 
 /// A parsed JSON value. Numbers keep their text: the capture format never computes with them.
 public indirect enum JSONValue: Equatable, Sendable {
@@ -233,24 +235,6 @@ struct JSONReader {
         return String(decoding: bytes[start..<pos], as: UTF8.self)
     }
 
-    mutating func hexQuad() throws -> UInt32 {
-        guard bytes.count - pos >= 4 else { throw fail("short \\u escape") }
-        var v: UInt32 = 0
-        for _ in 0..<4 {
-            let c = bytes[pos]
-            let d: UInt32
-            switch c {
-            case 0x30...0x39: d = UInt32(c - 0x30)
-            case 0x41...0x46: d = UInt32(c - 0x41 + 10)
-            case 0x61...0x66: d = UInt32(c - 0x61 + 10)
-            default: throw fail("invalid \\u escape")
-            }
-            v = v << 4 | d
-            pos += 1
-        }
-        return v
-    }
-
     /// A string literal; `pos` is at the opening quote.
     mutating func string() throws -> String {
         pos += 1
@@ -261,22 +245,14 @@ struct JSONReader {
             if c == UInt8(ascii: "\"") { pos += 1; break }
             if c < 0x20 { throw fail("raw control character in string") }
             if c != UInt8(ascii: "\\") { out.append(c); pos += 1; continue }
-            pos += 1
-            guard pos < bytes.count else { throw fail("unterminated escape") }
-            let e = bytes[pos]
-            pos += 1
-            switch e {
-            case UInt8(ascii: "\""): out.append(0x22)
-            case UInt8(ascii: "\\"): out.append(0x5C)
-            case UInt8(ascii: "/"): out.append(0x2F)
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "t"): out.append(0x09)
-            case UInt8(ascii: "u"):
-                let escStart = pos - 2
-                var v = try hexQuad()
+            let escStart = pos
+            let (decoded, next) = JSONEscape.decode(bytes, at: pos)
+            switch decoded {
+            case .byte(let b):
+                out.append(b)
+                pos = next
+            case .unit(var v):
+                pos = next
                 if (0xDC00...0xDFFF).contains(v) {
                     throw JSONError.syntax("lone low surrogate", offset: escStart)
                 }
@@ -284,17 +260,26 @@ struct JSONReader {
                     guard bytes.count - pos >= 6, bytes[pos] == 0x5C, bytes[pos + 1] == UInt8(ascii: "u") else {
                         throw JSONError.syntax("lone high surrogate", offset: escStart)
                     }
-                    pos += 2
-                    let low = try hexQuad()
-                    guard (0xDC00...0xDFFF).contains(low) else {
+                    let (second, after) = JSONEscape.decode(bytes, at: pos)
+                    if case .badHexDigit(let at) = second { pos = at; throw fail("invalid \\u escape") }
+                    guard case .unit(let low) = second, (0xDC00...0xDFFF).contains(low) else {
                         throw JSONError.syntax("lone high surrogate", offset: escStart)
                     }
+                    pos = after
                     v = 0x10000 + ((v - 0xD800) << 10) + (low - 0xDC00)
                 }
                 out.append(contentsOf: UTF8.encode(Unicode.Scalar(v)!)!)
-            default:
-                pos -= 2
-                throw fail("invalid escape")
+            case .unterminated:
+                pos = next
+                throw fail("unterminated escape")
+            case .shortUnicode:
+                pos = next
+                throw fail("short \\u escape")
+            case .badHexDigit(let at):
+                pos = at
+                throw fail("invalid \\u escape")
+            case .unknown:
+                throw fail("invalid escape")  // at the backslash
             }
         }
         return String(decoding: out, as: UTF8.self)

@@ -819,15 +819,7 @@ enum Escapes {
         for s in sites(l, first: first, notLast: notLast) where escapes(s, escapeOpener: escapeOpener) {
             at.append(s.at)
         }
-        if at.isEmpty { out.append(contentsOf: l); return }
-        at.sort()
-        var i = l.startIndex
-        for p in at {
-            out.append(contentsOf: l[i..<p])
-            out.append(BS)
-            i = p
-        }
-        out.append(contentsOf: l[i...])
+        copy(l, at: at, addingBackslashes: true, into: &out)
     }
 
     /// Writes `l` with render's escapes undone: one backslash from each site's run.
@@ -836,12 +828,21 @@ enum Escapes {
         for s in sites(l, first: first, notLast: notLast) where s.run >= (s.kind == .trailing || s.kind == .latex ? 2 : 1) {
             at.append(s.at)
         }
+        copy(l, at: at, addingBackslashes: false, into: &out)
+    }
+
+    /// Writes `l` with a backslash added before each offset in `at`, or the one at it left out.
+    static func copy(_ l: Line, at: [Int], addingBackslashes: Bool, into out: inout [UInt8]) {
         if at.isEmpty { out.append(contentsOf: l); return }
-        at.sort()
         var i = l.startIndex
-        for p in at {
+        for p in at.sorted() {
             out.append(contentsOf: l[i..<p])
-            i = p + 1
+            if addingBackslashes {
+                out.append(BS)
+                i = p
+            } else {
+                i = p + 1
+            }
         }
         out.append(contentsOf: l[i...])
     }

@@ -59,15 +59,12 @@ struct OpFileCursor {
         defer { Sys.close(fd) }
         let st = try io(path) { try Sys.fstat(fd) }
         guard (st.st_mode & S_IFMT) == S_IFREG else { return .notRegular }
-        let dev = UInt64(st.st_dev), ino = UInt64(st.st_ino), size = Int(st.st_size)
-        if !writable, dev == self.dev, ino == self.ino, size == self.size,
-           st.st_mtim.tv_sec == mtime.tv_sec, st.st_mtim.tv_nsec == mtime.tv_nsec {
-            return .unchanged
-        }
+        if !writable, isUnchanged(st) { return .unchanged }
+        let sizeNow = Int(st.st_size)
         var from = 0
         var again = false
         if offset > 0 {
-            if try prefixUnchanged(fd, path: path, size: size) {
+            if try prefixUnchanged(fd, path: path, size: sizeNow) {
                 from = offset
             } else {
                 again = true
@@ -75,7 +72,7 @@ struct OpFileCursor {
             }
         }
         let before = ops
-        let end = try scan(fd, path: path, from: from, sizeHint: size, sink: sink, progress: progress)
+        let end = try scan(fd, path: path, from: from, sizeHint: sizeNow, sink: sink, progress: progress)
         let tail = end - offset
         if tail > 0, writable {
             try io(path) {
@@ -87,35 +84,36 @@ struct OpFileCursor {
         // Remember the file as it is now: an append that landed during the scan makes size or mtime
         // differ from these, so it is read next time.
         let now = try io(path) { try Sys.fstat(fd) }
-        self.dev = dev
-        self.ino = ino
-        self.size = Int(now.st_size)
+        dev = UInt64(now.st_dev)
+        ino = UInt64(now.st_ino)
+        size = Int(now.st_size)
         mtime = now.st_mtim
         return .read(from: from, again: again, ops: ops - before, size: end, tail: tail)
+    }
+
+    /// The same file (identity), size and mtime as when last read.
+    func isUnchanged(_ st: stat) -> Bool {
+        UInt64(st.st_dev) == dev && UInt64(st.st_ino) == ino && Int(st.st_size) == size
+            && st.st_mtim.tv_sec == mtime.tv_sec && st.st_mtim.tv_nsec == mtime.tv_nsec
     }
 
     /// Whether the record before `offset` still holds the bytes it held when read.
     func prefixUnchanged(_ fd: Int32, path: String, size: Int) throws -> Bool {
         guard size >= offset else { return false }
-        let n = offset - checkStart
-        var bytes = [UInt8](repeating: 0, count: n)
-        var got = 0
-        while got < n {
-            let k = try io(path) {
-                try bytes.withUnsafeMutableBytes { b in
-                    try Sys.pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[got...]), at: Int64(checkStart + got))
-                }
-            }
-            if k == 0 { return false }
-            got += k
-        }
-        return CRC32C.checksum(bytes) == checkCRC
+        let (bytes, whole) = try checkedRecord(fd, path: path)
+        return whole && CRC32C.checksum(bytes) == checkCRC
     }
 
     /// Records the check of the record before `offset`.
     mutating func check(_ fd: Int32, path: String) throws {
+        guard offset > checkStart else { checkCRC = 0; return }
+        checkCRC = CRC32C.checksum(try checkedRecord(fd, path: path).bytes)
+    }
+
+    /// The bytes [checkStart, offset) as the file holds them now, zero-filled past its end (`whole`
+    /// is false then: the file was cut under the check).
+    func checkedRecord(_ fd: Int32, path: String) throws -> (bytes: [UInt8], whole: Bool) {
         let n = offset - checkStart
-        guard n > 0 else { checkCRC = 0; return }
         var bytes = [UInt8](repeating: 0, count: n)
         var got = 0
         while got < n {
@@ -124,41 +122,21 @@ struct OpFileCursor {
                     try Sys.pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[got...]), at: Int64(checkStart + got))
                 }
             }
-            if k == 0 { break }
+            if k == 0 { return (bytes, false) }
             got += k
         }
-        checkCRC = CRC32C.checksum(bytes)
+        return (bytes, true)
     }
 
-    /// Reads from `from` to the end, in chunks of up to 1 MB. Lines are parsed one ahead of the sink (two
-    /// scratches take turns), so the sink learns the next op's id while it handles the current one; the
-    /// one pending op is handed over before the buffer moves. Returns the file size seen.
+    /// Reads from `from` to the end, in chunks of up to 1 MB, and hands each valid line's op to `sink`
+    /// (LineScan). Returns the file size seen.
     mutating func scan(_ fd: Int32, path: String, from: Int, sizeHint: Int,
                        sink: (RawOpView, _ next: BlockID?) -> Void, progress: (Int) -> Void) throws -> Int {
         // A live merge reads a few new lines: a buffer of their size, not 1 MB (it grows for a longer line).
         var buf = [UInt8](repeating: 0, count: max(4096, min(1 << 20, sizeHint - from + 1)))
         var have = 0
         var bufOffset = from  // file offset of buf[0]
-        var validEnd = from
-        var lastStart = from == 0 ? 0 : checkStart
-        var count = 0, bad = 0
-        var badSinceValid = 0  // invalid lines after the last valid one: the tail, not skipped yet
-        var newest = self.newest
-        var scratchA = ParseScratch(), scratchB = ParseScratch()
-        var useB = false
-        var pending: (raw: RawOp, json: UnsafeBufferPointer<UInt8>, inB: Bool)? = nil
-        func flush(next: BlockID?) {
-            guard let p = pending else { return }
-            pending = nil
-            func hand(_ sc: inout ParseScratch) {
-                sc.bytes.withUnsafeBufferPointer { sb in
-                    sc.props.withUnsafeBufferPointer { pp in
-                        sink(RawOpView(raw: p.raw, json: p.json, scratch: sb, props: pp), next)
-                    }
-                }
-            }
-            if p.inB { hand(&scratchB) } else { hand(&scratchA) }
-        }
+        var lines = LineScan(from: from, lastStart: from == 0 ? 0 : checkStart, newest: newest)
         while true {
             if have == buf.count { buf.append(contentsOf: repeatElement(0, count: buf.count)) }
             let n = try io(path) {
@@ -168,49 +146,94 @@ struct OpFileCursor {
             }
             if n == 0 { break }
             have += n
-            var start = 0
-            buf.withUnsafeBufferPointer { p in
-                let base = p.baseAddress!
-                while start < have {
-                    guard let nlRaw = memchr(base + start, 10, have - start) else { break }
-                    let nl = UnsafeRawPointer(nlRaw).assumingMemoryBound(to: UInt8.self) - base
-                    if nl > start {
-                        let line = UnsafeBufferPointer(start: base + start, count: nl - start)
-                        let parsed = useB ? OpParser.parseRaw(line, &scratchB) : OpParser.parseRaw(line, &scratchA)
-                        if let raw = parsed {
-                            flush(next: raw.id)
-                            pending = (raw, UnsafeBufferPointer(rebasing: line[9...]), useB)
-                            useB.toggle()
-                            lastStart = bufOffset + start
-                            validEnd = bufOffset + nl + 1
-                            count += 1
-                            if newest.map({ $0 < raw.hlc }) ?? true { newest = raw.hlc }
-                            bad += badSinceValid
-                            badSinceValid = 0
-                        } else {
-                            badSinceValid += 1
-                        }
-                    } else if validEnd == bufOffset + start {
-                        validEnd = bufOffset + nl + 1  // a blank line right after a valid one is harmless
-                    }
-                    start = nl + 1
-                }
-                flush(next: nil)
-            }
-            if start > 0 {
+            let used = buf.withUnsafeBufferPointer { lines.take($0, count: have, at: bufOffset, sink: sink) }
+            if used > 0 {
                 buf.withUnsafeMutableBytes { b in
-                    if have > start { memmove(b.baseAddress!, b.baseAddress! + start, have - start) }
+                    if have > used { memmove(b.baseAddress!, b.baseAddress! + used, have - used) }
                 }
-                have -= start
-                bufOffset += start
+                have -= used
+                bufOffset += used
             }
             progress(bufOffset)
         }
-        offset = validEnd
-        checkStart = lastStart
-        ops += count
-        self.bad += bad
-        self.newest = newest
+        offset = lines.validEnd
+        checkStart = lines.lastStart
+        ops += lines.valid
+        bad += lines.skipped
+        newest = lines.newest
         return bufOffset + have
+    }
+}
+
+/// One scan's walk over complete lines. Lines are parsed one ahead of the sink (two scratches take
+/// turns), so the sink learns the next op's id while it handles the current one; the one pending op
+/// is handed over before `take` returns, so the buffer may then move. Invalid lines count as skipped
+/// only once a valid line follows them: until then they are the tail.
+struct LineScan {
+    /// End of the last valid line (or of a blank line right after it), and where that line starts.
+    var validEnd: Int
+    var lastStart: Int
+    var valid = 0
+    var skipped = 0
+    var invalidSinceValid = 0
+    var newest: HLC?
+    var scratchA = ParseScratch(), scratchB = ParseScratch()
+    var useB = false
+    var pending: (raw: RawOp, json: UnsafeBufferPointer<UInt8>, inB: Bool)? = nil
+
+    init(from: Int, lastStart: Int, newest: HLC?) {
+        validEnd = from
+        self.lastStart = lastStart
+        self.newest = newest
+    }
+
+    /// Takes the complete lines of `chunk[0..<count]`, whose first byte is at file offset `at`;
+    /// returns how many bytes they span (what follows is an incomplete line).
+    mutating func take(_ chunk: UnsafeBufferPointer<UInt8>, count: Int, at: Int,
+                       sink: (RawOpView, _ next: BlockID?) -> Void) -> Int {
+        let base = chunk.baseAddress!
+        var start = 0
+        while start < count {
+            guard let nlRaw = memchr(base + start, 10, count - start) else { break }
+            let nl = UnsafeRawPointer(nlRaw).assumingMemoryBound(to: UInt8.self) - base
+            if nl > start {
+                line(UnsafeBufferPointer(start: base + start, count: nl - start), at: at + start, sink: sink)
+            } else if validEnd == at + start {
+                validEnd = at + nl + 1  // a blank line right after a valid one is harmless
+            }
+            start = nl + 1
+        }
+        flush(next: nil, sink: sink)
+        return start
+    }
+
+    @inline(__always)
+    mutating func line(_ bytes: UnsafeBufferPointer<UInt8>, at: Int, sink: (RawOpView, _ next: BlockID?) -> Void) {
+        let parsed = useB ? OpParser.parseRaw(bytes, &scratchB) : OpParser.parseRaw(bytes, &scratchA)
+        guard let raw = parsed else { invalidSinceValid += 1; return }
+        flush(next: raw.id, sink: sink)
+        pending = (raw, UnsafeBufferPointer(rebasing: bytes[9...]), useB)
+        useB.toggle()
+        lastStart = at
+        validEnd = at + bytes.count + 1
+        valid += 1
+        if newest.map({ $0 < raw.hlc }) ?? true { newest = raw.hlc }
+        skipped += invalidSinceValid
+        invalidSinceValid = 0
+    }
+
+    /// Hands the pending op to `sink`, with the id of the op parsed after it.
+    @inline(__always)
+    mutating func flush(next: BlockID?, sink: (RawOpView, _ next: BlockID?) -> Void) {
+        guard let p = pending else { return }
+        pending = nil
+        func hand(_ sc: inout ParseScratch) {
+            sc.bytes.withUnsafeBufferPointer { sb in
+                sc.props.withUnsafeBufferPointer { pp in
+                    sink(RawOpView(raw: p.raw, json: p.json, scratch: sb, props: pp), next)
+                }
+            }
+        }
+        if p.inB { hand(&scratchB) } else { hand(&scratchA) }
     }
 }

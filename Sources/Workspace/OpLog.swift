@@ -23,9 +23,12 @@ final class OpLogWriter {
 
     init(dir: String, actor: BlockID, appender: DurableAppender) {
         self.dir = dir
-        self.path = Path.join(dir, "ops-\(actor).jsonl")
+        self.path = Path.join(dir, OpLogWriter.fileName(actor))
         self.appender = appender
     }
+
+    /// The name of `actor`'s own op file under .outl/ops.
+    static func fileName(_ actor: BlockID) -> String { "ops-\(actor).jsonl" }
 
     /// Appends the ops as one batch and returns once they are on stable storage.
     func append(_ ops: [Op]) throws {

@@ -56,13 +56,15 @@ final class OpLogFollower {
 
     /// The boot: reads every op file from where its cursor stands (the start, the first time), this
     /// device's own one writable so its torn tail is cut on disk. A read error fails the boot.
-    func boot(progress: ((Int, Int) -> Void)?, starting: (String) -> Void = { _ in },
+    /// `sizing` learns the files' total size before any is read (to reserve the model's room).
+    func boot(progress: ((Int, Int) -> Void)?, sizing: (Int) -> Void = { _ in }, starting: (String) -> Void = { _ in },
               sink: (RawOpView, _ next: BlockID?) -> Void) throws -> OpLogReadStats {
-        let names = try names()
-        let total = progress == nil ? 0 : totalBytes(names)
+        let files = try names()
+        let total = totalBytes(files)
+        sizing(total)
         var done = 0
         var stats = OpLogReadStats()
-        for name in names {
+        for name in files {
             starting(name)
             let path = Path.join(dir, name)
             let own = name == ownName
@@ -122,9 +124,9 @@ final class OpLogFollower {
         }
         return cursors.keys.sorted().map { name in
             let c = cursors[name]!
-            let actor = OpLogFollower.actor(ofFile: name)
-            return OpLogSummary(file: name, actor: actor?.description ?? "",
-                                conflictCopy: actor.map { name != "ops-\($0).jsonl" } ?? true,
+            let owner = OpLogFollower.actor(ofFile: name)
+            return OpLogSummary(file: name, actor: owner?.description ?? "",
+                                conflictCopy: owner.map { name != OpLogWriter.fileName($0) } ?? true,
                                 ops: c.ops, lastOpWall: c.newest?.wall, bytes: c.offset)
         }
     }

@@ -1,7 +1,8 @@
 // OpParser: reads one op-log line straight from bytes (no Foundation, no Strings on the boot path: texts
 // stay byte ranges of the line, or of a scratch when escaped). Returns nil for any line that is torn,
 // garbage or fails its CRC; unknown fields are skipped and an unknown kind yields `.unknown`, so a newer
-// build's ops never stop an older boot.
+// build's ops never stop an older boot. What a string escape stands for is JSONEscape's.
+import JSONText
 
 /// A parsed string: a range of the JSON line, or of the scratch when it had escapes.
 struct RawText {
@@ -123,33 +124,21 @@ public enum OpParser {
             return RawText(start: at, count: scratch.bytes.count - at, inScratch: true)
         }
 
+        /// Decodes an escaped string's bytes. Lenient where the capture format is strict (the line's
+        /// CRC already vouches for it): an escape RFC 8259 lacks stands for its byte, and a lone
+        /// surrogate (our encoder writes none) for U+FFFD.
         static func unescape(_ slice: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) -> Bool {
             var j = 0
             while j < slice.count {
                 let c = slice[j]
                 if c != 92 { out.append(c); j += 1; continue }
-                guard j + 1 < slice.count else { return false }
-                let e = slice[j + 1]
-                j += 2
-                switch e {
-                case UInt8(ascii: "n"): out.append(10)
-                case UInt8(ascii: "r"): out.append(13)
-                case UInt8(ascii: "t"): out.append(9)
-                case UInt8(ascii: "b"): out.append(8)
-                case UInt8(ascii: "f"): out.append(12)
-                case UInt8(ascii: "u"):
-                    guard j + 4 <= slice.count else { return false }
-                    var v: UInt32 = 0
-                    for k in 0..<4 {
-                        guard let h = BlockID.hexValue(slice[j + k]) else { return false }
-                        v = v << 4 | UInt32(h)
-                    }
-                    j += 4
-                    // Surrogate pairs are not produced by our encoder; a lone one becomes U+FFFD.
-                    let scalar = Unicode.Scalar(v) ?? "\u{FFFD}"
-                    out.append(contentsOf: Array(String(Character(scalar)).utf8))
-                default: out.append(e)  // \" \\ \/
+                let (decoded, next) = JSONEscape.decode(slice, at: j)
+                switch decoded {
+                case .byte(let e), .unknown(let e): out.append(e)
+                case .unit(let v): out.append(contentsOf: UTF8.encode(Unicode.Scalar(v) ?? "\u{FFFD}")!)
+                case .unterminated, .shortUnicode, .badHexDigit: return false
                 }
+                j = next
             }
             return true
         }
@@ -241,7 +230,7 @@ public enum OpParser {
             var kind: OpKind? = nil
             var wall: Int64? = nil, counter: Int64? = nil
             var actor: BlockID? = nil, opID: BlockID? = nil
-            var op = RawOp()
+            var parsed = RawOp()
             var hasPage = false
             while true {
                 guard let (k, _) = rawString(), expect(UInt8(ascii: ":")) else { return nil }
@@ -274,23 +263,23 @@ public enum OpParser {
                     opID = v2
                 } else if key == Reader.code("p", "g") {
                     guard let v = id(), let v2 = v else { return nil }
-                    op.page = v2; hasPage = true
+                    parsed.page = v2; hasPage = true
                 } else if key == Reader.code("p", "a") {
                     guard let v = id() else { return nil }
-                    op.parent = v
+                    parsed.parent = v
                 } else if key == Reader.code("p", "o", "s") {
                     guard let v = text() else { return nil }
-                    op.pos = v
+                    parsed.pos = v
                 } else if key == Reader.code("t") {
                     guard let v = text() else { return nil }
-                    op.text = v
+                    parsed.text = v
                 } else if key == Reader.code("p", "k") {
                     guard let v = text() else { return nil }
                     let j = v.count == 1 && (v.inScratch ? scratch.bytes[v.start] : b[v.start]) == UInt8(ascii: "j")
-                    op.pageKind = j ? .journal : .named
+                    parsed.pageKind = j ? .journal : .named
                 } else if key == Reader.code("p", "r") {
                     guard props() else { return nil }
-                    op.hasProps = true
+                    parsed.hasProps = true
                 } else {
                     guard skipValue() else { return nil }
                 }
@@ -300,16 +289,16 @@ public enum OpParser {
             }
             guard let kind, let wall, let counter, counter >= 0, counter <= Int64(UInt32.max),
                   let actor else { return nil }
-            op.kind = kind
-            op.hlc = HLC(wall: wall, counter: UInt32(counter), actor: actor)
+            parsed.kind = kind
+            parsed.hlc = HLC(wall: wall, counter: UInt32(counter), actor: actor)
             if kind != .unknown {
                 guard let opID else { return nil }
-                op.id = opID
+                parsed.id = opID
                 if kind == .createBlock && !hasPage { return nil }
             } else if let opID {
-                op.id = opID
+                parsed.id = opID
             }
-            return op
+            return parsed
         }
     }
 }
@@ -332,14 +321,14 @@ struct RawOpView {
 
     /// The same op with Strings (tests, and any caller outside the boot's hot path).
     func op() -> Op {
-        var op = Op(hlc: raw.hlc, kind: raw.kind, id: raw.id)
-        op.page = raw.page
-        op.parent = raw.parent
-        op.pos = string(raw.pos)
-        op.text = string(raw.text)
-        op.pageKind = raw.pageKind
+        var full = Op(hlc: raw.hlc, kind: raw.kind, id: raw.id)
+        full.page = raw.page
+        full.parent = raw.parent
+        full.pos = string(raw.pos)
+        full.text = string(raw.text)
+        full.pageKind = raw.pageKind
         var k = 0
-        while k + 1 < props.count { op.props.append(Property(string(props[k]), string(props[k + 1]))); k += 2 }
-        return op
+        while k + 1 < props.count { full.props.append(Property(string(props[k]), string(props[k + 1]))); k += 2 }
+        return full
     }
 }

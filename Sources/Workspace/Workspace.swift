@@ -101,7 +101,7 @@ public actor Workspace {
     public func judgeWaiting() throws -> Int64? { try writable(); return try core.judgeWaiting() }
 
     /// Page files whose changes wait for other devices' ops.
-    public var waitingFiles: [String] { core.waiting.keys.sorted() }
+    public var waitingFiles: [String] { core.waiting.paths }
 
     public func reconcileAll() throws { try writable(); try core.reconcileAll() }
 

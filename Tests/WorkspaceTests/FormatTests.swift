@@ -29,6 +29,29 @@ import Testing
     #expect(parsed?.parent == nil)
 }
 
+/// A line as another writer may spell it, with its CRC.
+func checkedLine(_ json: String) -> [UInt8] {
+    let body = Array(json.utf8)
+    let crc = CRC32C.checksum(body)
+    let hex = String(crc, radix: 16)
+    return Array((String(repeating: "0", count: 8 - hex.count) + hex + " ").utf8) + body
+}
+
+@Test func the_op_log_reader_reads_escapes_leniently_where_the_capture_format_refuses() {
+    let a = BlockID.random(), id = BlockID.random(), page = BlockID.random()
+    func text(_ t: String) -> String? {
+        let line = checkedLine(#"{"k":"cb","w":1,"c":0,"a":"\#(a)","id":"\#(id)","pg":"\#(page)","pa":"","pos":"a","t":"\#(t)"}"#)
+        return line.withUnsafeBufferPointer { OpParser.parse($0) }.map(\.text)
+    }
+    #expect(text(#"plain"#) == "plain")
+    #expect(text(#"\u00e9\n\/\"\\"#) == "é\n/\"\\")
+    // An escape RFC 8259 lacks stands for its byte; a lone surrogate for U+FFFD.
+    #expect(text(#"x\qy"#) == "xqy")
+    #expect(text(#"x\ud800y"#) == "x\u{FFFD}y")
+    // A \u escape without four hex digits makes the line invalid.
+    #expect(text(#"x\u12G4"#) == nil)
+}
+
 @Test func a_flipped_bit_fails_the_line_check() {
     var op = Op(hlc: HLC(wall: 1, counter: 0, actor: BlockID.random()), kind: .deleteBlock, id: BlockID.random())
     op.text = ""
