@@ -71,14 +71,14 @@ dev_env() {
   DEVENV=(HOME="$h" XDG_CONFIG_HOME="$h/.config" XDG_STATE_HOME="$h/.local/state")
 }
 
-outld_ready_count() { local n; n=$(grep -c "outld ready" "$T/$1/outld.log" 2>/dev/null) || true; echo "${n:-0}"; }
+outld_ready_count() { local n; n=$(grep -c "^outld: ready:" "$T/$1/outld.log" 2>/dev/null) || true; echo "${n:-0}"; }
 start_outld() {
   local d=$1 before; before=$(outld_ready_count "$d")
   dev_env "$d"
   env "${DEVENV[@]}" "$OUTLD" --workspace "${WSD[$d]}" --log stderr 2>>"$T/$d/outld.log" &
   OUTLD_PID[$d]=$!
   wait_for 20 "outld on $d to say ready" outld_ready_since "$d" "$before" \
-    || die "outld start ($d)" "no 'outld ready' line; its log ends: $(tail -5 "$T/$d/outld.log")"
+    || die "outld start ($d)" "no 'outld: ready:' line; its log ends: $(tail -5 "$T/$d/outld.log")"
 }
 outld_ready_since() { kill -0 "${OUTLD_PID[$1]}" 2>/dev/null && [ "$(outld_ready_count "$1")" -gt "$2" ]; }
 stop_outld() {
