@@ -27,7 +27,7 @@ enum ListCommand {
         let several = config.drainedInboxes.count > 1
         var out = ""
         for r in rows {
-            let id = String(r.name.prefix(26))
+            let id = CaptureName.captureID(of: r.name) ?? r.name
             let inbox = several ? "  " + visible(abbreviated(r.dir, home: home)) : ""
             do {
                 let bytes = try Durable.readRegularFile(Path.join(r.dir, r.name), limit: CaptureFile.maxFileBytes)

@@ -61,13 +61,9 @@ public enum OnceMode {
         for inbox in config.drainedInboxes where (try? Sys.lstat(inbox)) == nil {
             try? Inbox.ensure(inbox)
         }
-        sweep_stale_temps(config.drainedInboxes)
-        do { try await workspace.reconcileAll() } catch { log.warning("reconcile: \(error)") }
-        log.holdLines()
-        let report = await drain_capture_inbox(config.drainedInboxes, into: workspace, io: io,
-                                               observer: observer, options: .fromEnvironment())
-        log.releaseLines()
-        observer.passFinished()
+        await DrainPass.catchUp(config.drainedInboxes, workspace: workspace, log: log)
+        let report = await DrainPass.run(config.drainedInboxes, workspace: workspace, io: io, observer: observer,
+                                         log: log, options: .fromEnvironment())
         await workspace.close()
         var line = "drained \(report.drained), rejected \(report.rejected)"
         if report.duplicates > 0 { line += ", \(report.duplicates) already present" }

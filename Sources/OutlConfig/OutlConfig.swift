@@ -175,7 +175,7 @@ enum PathSpelling {
     static func interpret(_ raw: String, home: String, relativeAllowed: Bool) -> Result<String, PathError> {
         var path = raw
         if path == "~" || path.hasPrefix("~/") {
-            path = Path.join(home, String(path.dropFirst(path == "~" ? 1 : 2)))
+            path = Path.expandTilde(path, home: home)
         } else if path.hasPrefix("~") {
             return .failure(PathError(description: "only ~/ (your own home) is expanded; write the full path"))
         } else if !path.hasPrefix("/") {

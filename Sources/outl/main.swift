@@ -210,12 +210,10 @@ case "reconcile":
     }
 case "debug-boot":
     // Boots and prints what it read, with the wall time: bench/boot.sh drives this.
-    var t0 = timespec(), t1 = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &t0)
+    let t0 = monotonicNanoseconds()
     let ws = open(config, write: true)
-    clock_gettime(CLOCK_MONOTONIC, &t1)
+    let secs = Double(monotonicNanoseconds() - t0) / 1e9
     let s = await ws.bootSummary
-    let secs = Double(t1.tv_sec - t0.tv_sec) + Double(t1.tv_nsec - t0.tv_nsec) / 1e9
     say("ops=\(s.ops) bytes=\(s.bytes) blocks=\(s.blocks) pages=\(s.pages) seconds=\(secs) ops_per_second=\(Int(Double(s.ops) / secs))\n")
 case "debug-merge":
     // bench/merge.sh drives this: boots over OPS-FILE (another device's log), projects, then K times
@@ -223,11 +221,9 @@ case "debug-merge":
     // times mergeForeignOps and projectDirtyPages; prints the boot time and each step's median.
     guard rest.count == 4, let k = Int(rest[3]), k > 0 else { fail(64, "usage: outl debug-merge FULL-LOG OPS-FILE K") }
     func seconds(_ body: () async throws -> Void) async rethrows -> Double {
-        var a = timespec(), b = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &a)
+        let start = monotonicNanoseconds()
         try await body()
-        clock_gettime(CLOCK_MONOTONIC, &b)
-        return Double(b.tv_sec - a.tv_sec) + Double(b.tv_nsec - a.tv_nsec) / 1e9
+        return Double(monotonicNanoseconds() - start) / 1e9
     }
     let full: [UInt8]
     do { full = try Durable.readRegularFile(rest[1], limit: 1 << 34) } catch { fail(66, "\(rest[1]): \(error)") }

@@ -101,4 +101,34 @@ struct ArchitectureTests {
             }
         }
     }
+
+    /// docs/ARCHITECTURE.md's module list: one line per module under Sources/, naming exactly the
+    /// dependencies Package.swift declares, so the document cannot drift from the graph.
+    @Test func architecture_doc_names_every_module_and_what_it_uses() throws {
+        let declared = try packageGraph()
+        let doc = try String(contentsOf: root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        let entry = try Regex(#"^- `([A-Za-z0-9_-]+)` \(uses ([^)]*)\): \S"#)
+        var documented: [String: Set<String>] = [:]
+        for line in doc.split(separator: "\n") {
+            guard let m = try entry.firstMatch(in: String(line)),
+                  let name = m.output[1].substring, let uses = m.output[2].substring else { continue }
+            #expect(documented[String(name)] == nil, "docs/ARCHITECTURE.md lists \(name) twice")
+            documented[String(name)] = uses == "nothing" ? [] : Set(uses.split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            })
+        }
+        let modules = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Sources").path)
+        #expect(modules.count > 10, "read no modules under Sources/")
+        for module in modules {
+            guard let uses = documented[module] else {
+                Issue.record("docs/ARCHITECTURE.md has no line for Sources/\(module)")
+                continue
+            }
+            #expect(uses == Set(declared[module] ?? []),
+                    "docs/ARCHITECTURE.md says \(module) uses \(uses.sorted()); Package.swift says \((declared[module] ?? []).sorted())")
+        }
+        for name in documented.keys where !modules.contains(name) {
+            Issue.record("docs/ARCHITECTURE.md lists \(name), which is not a module under Sources/")
+        }
+    }
 }

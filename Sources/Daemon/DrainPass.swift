@@ -1,0 +1,25 @@
+// DrainPass: the one drain pass the daemon and `outld --once` share, and what a start owes first.
+// Log lines are held while a pass runs so a burst writes them together; trace lines for the
+// benchmark are written only after the pass returned, that is after its pages were projected.
+import BatchIO
+import Drain
+import Workspace
+
+enum DrainPass {
+    /// What is owed before the first pass of a start or a rescan: the writer temporaries a killed
+    /// writer left, then the hand edits made while nothing watched the pages.
+    static func catchUp(_ inboxes: [String], workspace: Workspace, log: JournalLog) async {
+        sweep_stale_temps(inboxes)
+        do { try await workspace.reconcileAll() } catch { log.warning("reconcile: \(error)") }
+    }
+
+    /// Drains every inbox once through the workspace's write actor.
+    static func run(_ inboxes: [String], workspace: Workspace, io: BatchIO, observer: DrainLog,
+                    log: JournalLog, options: DrainOptions) async -> DrainReport {
+        log.holdLines()
+        let report = await drain_capture_inbox(inboxes, into: workspace, io: io, observer: observer, options: options)
+        log.releaseLines()
+        observer.passFinished()
+        return report
+    }
+}

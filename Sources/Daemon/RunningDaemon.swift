@@ -1,0 +1,345 @@
+// RunningDaemon: outld's state once started (the workspace, its watches, the timers) and the loop
+// that sleeps in poll(2) on inotify and signalfd with no polling, until SIGTERM or SIGINT.
+// Invariant: the watchdog is pinged from this loop only, so a stuck drain stops the pings and
+// systemd restarts outld; every sleep ends at the earliest deadline some timer owes.
+#if canImport(Glibc)
+import Glibc
+#endif
+import BatchIO
+import CaptureInbox
+import Drain
+import OutlConfig
+import SystemCalls
+import Workspace
+
+/// outld's poll slots, named as OpenBSD's ntpd names its PFD_* slots.
+enum PollSlot: Int, CaseIterable {
+    case inotify
+    case signals
+}
+
+/// What one turn of the loop owes besides its timers.
+struct Wake {
+    /// Drain the inboxes: a capture arrived, an inbox came back, or SIGUSR1 asked.
+    var drain = false
+    /// Reload the configuration and catch up as at start: SIGHUP, or the kernel dropped events.
+    var rescan = false
+
+    mutating func add(_ other: Wake) {
+        drain = drain || other.drain
+        rescan = rescan || other.rescan
+    }
+}
+
+/// The loop's timers, each a monotonic deadline in nanoseconds, nil when not armed.
+struct Deadlines {
+    /// The next WATCHDOG=1 ping (nil without a watchdog).
+    var watchdog: UInt64? = nil
+    /// The next drain after a transient error, per the backoff.
+    var retry: UInt64? = nil
+    /// Letting go of the io_uring ring (and the kernel worker it keeps) a while after the last
+    /// drain, so a quiet daemon is fully quiet yet a burst keeps its ring.
+    var ringRelease: UInt64? = nil
+    /// Judging again the page files whose changes wait for other devices' ops.
+    var judgeWaiting: UInt64? = nil
+
+    var earliest: UInt64? { [watchdog, retry, ringRelease, judgeWaiting].compactMap { $0 }.min() }
+
+    static func isDue(_ deadline: UInt64?, now: UInt64) -> Bool { deadline.map { now >= $0 } ?? false }
+}
+
+final class RunningDaemon {
+    let options: DaemonOptions
+    var config: OutlConfig
+    let log: JournalLog
+    let signals: SignalSource
+    let io: BatchIO
+    let workspace: Workspace
+    let watcher: InotifyWatcher
+    let drainLog: DrainLog
+    let drainOptions = DrainOptions.fromEnvironment()
+
+    var deadlines = Deadlines()
+    var backoff = Backoff()
+    var watchdogEvery: UInt64? = nil    // ns between WATCHDOG=1 pings (half of WatchdogSec)
+    var lastError: String? = nil
+    /// Other devices' ops merged since start, and what the last merge did (for STATUS=).
+    var merged = 0
+    var lastMerge: String? = nil
+
+    static let ringIdleRelease: UInt64 = 10_000_000_000
+    /// The settle window: when a wake-up brings several arrivals at once (a burst is under way),
+    /// wait until the inbox has been quiet this long (capped at `settleCap`) so the burst becomes
+    /// one batch with one fdatasync. A lone arrival is drained at once: its latency is the point.
+    static let settleQuietMs: Int32 = 1
+    static let settleCap: UInt64 = 5_000_000
+
+    init(options: DaemonOptions, config: OutlConfig, log: JournalLog, signals: SignalSource,
+         io: BatchIO, workspace: Workspace, watcher: InotifyWatcher) {
+        self.options = options
+        self.config = config
+        self.log = log
+        self.signals = signals
+        self.io = io
+        self.workspace = workspace
+        self.watcher = watcher
+        self.drainLog = DrainLog(log)
+    }
+
+    /// What a start or a rescan owes before it drains: every inbox there and watched, other
+    /// devices' ops merged (so a page they projected is explained by them, not taken for an edit),
+    /// the hand edits made while nothing watched, and the page files that wait judged.
+    func catchUp() async {
+        for inbox in config.drainedInboxes {
+            do { try prepareInbox(inbox) } catch { log.warning("cannot prepare inbox \(inbox): \(error)") }
+        }
+        await mergeOtherDevices()
+        await DrainPass.catchUp(config.drainedInboxes, workspace: workspace, log: log)
+        await judgeWaiting()
+    }
+
+    func startWatchdog() {
+        guard let us = ServiceNotifier.watchdogInterval() else { return }
+        watchdogEvery = us * 1000 / 2
+        deadlines.watchdog = monotonicNanoseconds()
+    }
+
+    /// Runs until SIGTERM/SIGINT (0) or a poll(2) that cannot go on (70).
+    func loop() async -> Int32 {
+        var fds = PollSlot.allCases.map { slot in
+            pollfd(fd: slot == .inotify ? watcher.fd : signals.fd, events: Int16(POLLIN), revents: 0)
+        }
+        while true {
+            pingWatchdogIfDue()
+            for i in fds.indices { fds[i].revents = 0 }
+            // EINTR (a stop and continue) just comes round again, with a timeout computed afresh.
+            if poll(&fds, nfds_t(fds.count), pollTimeoutMs()) < 0 && errno != EINTR {
+                log.error("poll failed: \(Errno.current)")
+                return 70
+            }
+            var wake = Wake()
+            if fds[PollSlot.signals.rawValue].revents != 0 {
+                if let status = handleSignals(&wake) { return status }
+            }
+            if fds[PollSlot.inotify.rawValue].revents != 0 { wake.add(await handleWatchEvents()) }
+            await runDueTimers(&wake)
+            if wake.rescan {
+                reloadConfig()
+                log.info("rescanning (SIGHUP or inotify overflow)")
+                await catchUp()
+                wake.drain = true
+            }
+            if wake.drain && !isWaitingToRetry { await drainNow() }
+        }
+    }
+
+    private var isWaitingToRetry: Bool {
+        deadlines.retry.map { monotonicNanoseconds() < $0 } ?? false
+    }
+
+    /// Reads the signalfd; returns the exit status when asked to stop.
+    private func handleSignals(_ wake: inout Wake) -> Int32? {
+        for s in signals.read() {
+            switch s.signo {
+            case SIGTERM, SIGINT:
+                log.info("received \(s.signo == SIGTERM ? "SIGTERM" : "SIGINT") from pid \(s.pid): stopping")
+                return 0
+            case SIGHUP:
+                wake.rescan = true
+            case SIGUSR1:
+                wake.drain = true
+                backoff.succeeded()  // an explicit request retries now, not after the backoff
+                deadlines.retry = nil
+            default:
+                break
+            }
+        }
+        return nil
+    }
+
+    private func runDueTimers(_ wake: inout Wake) async {
+        let now = monotonicNanoseconds()
+        if Deadlines.isDue(deadlines.retry, now: now) { wake.drain = true }
+        if Deadlines.isDue(deadlines.judgeWaiting, now: now) {
+            await judgeWaiting()
+            await projectDirtyPages()
+        }
+        if Deadlines.isDue(deadlines.ringRelease, now: now) {
+            io.releaseRing()
+            deadlines.ringRelease = nil
+        }
+    }
+
+    /// What one read of the inotify queue found.
+    private struct WatchBatch {
+        var wake = Wake()
+        var arrivals = 0
+        /// The last event for a path wins: it says who wrote the bytes now there.
+        var changedPages: [String: PageFileOrigin] = [:]
+        var opsChanged = false
+    }
+
+    /// Reads pending inotify events (waiting out a short settle window for bursts), merges what
+    /// other devices' op logs gained, and reconciles the page files that changed.
+    private func handleWatchEvents() async -> Wake {
+        var batch = WatchBatch()
+        let start = monotonicNanoseconds()
+        while true {
+            do { try readWatchEvents(into: &batch) } catch {
+                log.warning("reading inotify events: \(error)")
+                return Wake(drain: true, rescan: true)
+            }
+            guard batch.arrivals > 1, monotonicNanoseconds() - start < RunningDaemon.settleCap else { break }
+            var p = pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0)
+            if poll(&p, 1, RunningDaemon.settleQuietMs) <= 0 { break }  // quiet (or interrupted): go
+        }
+        // Other devices' ops first, so a page they projected is explained by them, not taken as edits.
+        if batch.opsChanged { await mergeOtherDevices() }
+        for (path, origin) in batch.changedPages.sorted(by: { $0.key < $1.key }) {
+            do { try await workspace.reconcile(path: path, origin: origin) } catch { log.warning("reconcile \(path): \(error)") }
+        }
+        if !batch.changedPages.isEmpty || batch.opsChanged {
+            await judgeWaiting()
+            await projectDirtyPages()
+        }
+        return batch.wake
+    }
+
+    private func readWatchEvents(into batch: inout WatchBatch) throws {
+        for e in try watcher.readEvents() {
+            switch e {
+            case .captureArrived: batch.wake.drain = true; batch.arrivals += 1
+            case .overflow: batch.wake.rescan = true
+            case .inboxGone(let dir):
+                log.warning("inbox \(dir) was removed; creating it again")
+                do { try prepareInbox(dir) } catch { log.error("cannot re-create inbox \(dir): \(error)") }
+                batch.wake.drain = true
+            case .inboxReturned: batch.wake.drain = true
+            case .pageChanged(let path, let origin): batch.changedPages[path] = origin
+            case .opsChanged: batch.opsChanged = true
+            case .fileRemoved: break
+            }
+        }
+    }
+
+    /// Re-reads outld.conf and the environment (SIGHUP): inboxes added there are watched and
+    /// drained from now on. The workspace itself cannot change under a running daemon.
+    private func reloadConfig() {
+        let fresh: OutlConfig
+        do {
+            fresh = try options.resolveConfig()
+        } catch {
+            log.warning("keeping the old configuration: \(error)")
+            return
+        }
+        var inboxes = fresh.drainedInboxes
+        if fresh.workspaceRoot != config.workspaceRoot {
+            log.warning("the configured workspace changed to \(fresh.workspaceRoot); restart outld to switch (still serving \(config.workspaceRoot))")
+            inboxes.removeAll { $0 == OutlConfig.inboxOf(root: fresh.workspaceRoot) }
+            inboxes.insert(OutlConfig.inboxOf(root: config.workspaceRoot), at: 0)
+        }
+        if fresh.journalFileFormat != config.journalFileFormat {
+            log.warning("journal-file-format changed; restart outld to switch (new days are still named as before)")
+        }
+        for inbox in inboxes where !config.drainedInboxes.contains(inbox) {
+            log.info("now draining inbox \(inbox)")
+        }
+        for inbox in config.drainedInboxes where !inboxes.contains(inbox) {
+            watcher.unwatch(inbox)
+            log.info("no longer draining inbox \(inbox)")
+        }
+        config.drainedInboxes = inboxes
+    }
+
+    /// Creates an inbox if it is missing (a writer may not have run yet) and watches it.
+    private func prepareInbox(_ inbox: String) throws {
+        try Inbox.ensure(inbox)
+        try watcher.watchInbox(inbox)
+    }
+
+    /// Merges what other devices' op files gained; the pages it touches are dirty, and the caller
+    /// projects them. One journal entry per device that brought new ops.
+    private func mergeOtherDevices() async {
+        let report: MergeReport
+        do { report = try await workspace.mergeForeignOps() } catch {
+            log.warning("merging other devices' ops: \(error)")
+            return
+        }
+        for name in report.reread {
+            log.info("\(name) changed before what was already read; read it again from its start")
+        }
+        guard report.applied > 0 else { return }
+        for (device, n) in report.appliedByActor.sorted(by: { $0.key < $1.key }) {
+            log.info("merged \(n) op\(n == 1 ? "" : "s") from device \(device)", id: .merged,
+                     fields: ["OUTL_DEVICE": device, "OUTL_MERGED_OPS": "\(n)",
+                              "OUTL_PAGES": report.dirtyPages.joined(separator: " ")])
+        }
+        merged += report.applied
+        lastMerge = report.appliedByActor.count == 1
+            ? "merged \(report.applied) ops from device \(report.appliedByActor.keys.first!.prefix(8))…"
+            : "merged \(report.applied) ops from \(report.appliedByActor.count) devices"
+        publishStatus()
+    }
+
+    /// Judges the page files that wait for other devices' ops, and sets when to judge them next.
+    private func judgeWaiting() async {
+        do {
+            deadlines.judgeWaiting = try await workspace.judgeWaiting()
+                .map { monotonicNanoseconds() + UInt64($0) * 1_000_000 + 1_000_000 }
+        } catch {
+            log.warning("judging synced page files: \(error)")
+            deadlines.judgeWaiting = monotonicNanoseconds() + 1_000_000_000
+        }
+    }
+
+    private func projectDirtyPages() async {
+        do { _ = try await workspace.projectDirtyPages() } catch { log.warning("projection: \(error)") }
+    }
+
+    func drainNow() async {
+        let report = await DrainPass.run(config.drainedInboxes, workspace: workspace, io: io, observer: drainLog,
+                                         log: log, options: drainOptions)
+        if io.holdsRing { deadlines.ringRelease = monotonicNanoseconds() + RunningDaemon.ringIdleRelease }
+        if let err = report.transientError {
+            let wait = backoff.failed()
+            deadlines.retry = monotonicNanoseconds() + wait
+            if err != lastError {
+                log.error("drain deferred \(report.deferred) capture(s): \(err); retrying in \(formatDuration(wait))")
+            }
+            lastError = err
+        } else {
+            if lastError != nil { log.info("drain recovered: the inbox drains again") }
+            backoff.succeeded()
+            deadlines.retry = nil
+            lastError = nil
+        }
+        publishStatus()
+    }
+
+    func publishStatus() {
+        let waiting = pending_count(config.drainedInboxes)
+        var s = deadlines.retry == nil ? "idle" : "retrying in \(formatDuration(backoff.delay))"
+        s += "; \(drainLog.drained) drained, \(drainLog.rejected) rejected, "
+        s += waiting == 0 ? "inbox empty" : "\(waiting) waiting"
+        if let m = lastMerge { s += "; \(m)" }
+        if let e = lastError { s += "; last error: \(e)" }
+        ServiceNotifier.status(s)
+    }
+
+    private func pingWatchdogIfDue() {
+        guard let every = watchdogEvery else { return }
+        let now = monotonicNanoseconds()
+        if Deadlines.isDue(deadlines.watchdog, now: now) {
+            ServiceNotifier.watchdog()
+            deadlines.watchdog = now + every
+        }
+    }
+
+    /// Sleeps until the next thing owed: -1 when idle without a watchdog (no wake-ups at all).
+    private func pollTimeoutMs() -> Int32 {
+        guard let d = deadlines.earliest else { return -1 }
+        let now = monotonicNanoseconds()
+        if d <= now { return 0 }
+        return Int32(min((d - now + 999_999) / 1_000_000, UInt64(Int32.max)))
+    }
+}
