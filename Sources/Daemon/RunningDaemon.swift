@@ -63,8 +63,7 @@ final class RunningDaemon {
     var backoff = Backoff()
     var watchdogEvery: UInt64? = nil    // ns between WATCHDOG=1 pings (half of WatchdogSec)
     var lastError: String? = nil
-    /// Other devices' ops merged since start, and what the last merge did (for STATUS=).
-    var merged = 0
+    /// What the last merge of other devices' ops did (for STATUS=).
     var lastMerge: String? = nil
 
     static let ringIdleRelease: UInt64 = 10_000_000_000
@@ -86,13 +85,10 @@ final class RunningDaemon {
         self.drainLog = DrainLog(log)
     }
 
-    /// What a start or a rescan owes before it drains: every inbox there and watched, other
-    /// devices' ops merged (so a page they projected is explained by them, not taken for an edit),
-    /// the hand edits made while nothing watched, and the page files that wait judged.
+    /// What a start or a rescan owes before it drains: other devices' ops merged (so a page they
+    /// projected is explained by them, not taken for an edit), the hand edits made while nothing
+    /// watched, and the page files that wait judged.
     func catchUp() async {
-        for inbox in config.drainedInboxes {
-            do { try prepareInbox(inbox) } catch { log.warning("cannot prepare inbox \(inbox): \(error)") }
-        }
         await mergeOtherDevices()
         await DrainPass.catchUp(config.drainedInboxes, workspace: workspace, log: log)
         await judgeWaiting()
@@ -126,6 +122,9 @@ final class RunningDaemon {
             if wake.rescan {
                 reloadConfig()
                 log.info("rescanning (SIGHUP or inotify overflow)")
+                for inbox in config.drainedInboxes {  // new in the configuration, or removed meanwhile
+                    do { try prepareInbox(inbox) } catch { log.warning("cannot prepare inbox \(inbox): \(error)") }
+                }
                 await catchUp()
                 wake.drain = true
             }
@@ -274,7 +273,6 @@ final class RunningDaemon {
                      fields: ["OUTL_DEVICE": device, "OUTL_MERGED_OPS": "\(n)",
                               "OUTL_PAGES": report.dirtyPages.joined(separator: " ")])
         }
-        merged += report.applied
         lastMerge = report.appliedByActor.count == 1
             ? "merged \(report.applied) ops from device \(report.appliedByActor.keys.first!.prefix(8))…"
             : "merged \(report.applied) ops from \(report.appliedByActor.count) devices"
