@@ -15,7 +15,7 @@ public enum WatchEvent: Equatable, Sendable {
     /// A file in journals/ or pages/ was written, renamed in or out, or deleted: reconcile it, as
     /// `origin` says (a rename is paired with the name it came from by the kernel's cookie).
     case pageChanged(path: String, origin: PageFileOrigin)
-    /// A file in .outl/ops/ was renamed in or written and closed: another device's op log may have
+    /// A file in .outl/ops/ was renamed in, written and closed, or removed: another device's op log may have
     /// grown (a sync tool delivers a grown file by rename): merge what is new.
     case opsChanged(name: String)
     /// The inbox directory was deleted, moved away or unmounted; its watch is gone. The watcher
@@ -178,7 +178,9 @@ public final class InotifyWatcher {
                 out.append(.fileRemoved(dir: w.path, name: name))
             }
         }
-        if w.ops && (has(CInotifyShim_mask_movedTo()) || has(CInotifyShim_mask_closeWrite())) {
+        // A removal too: it may have been this device's own file, which is then written again.
+        if w.ops && (has(CInotifyShim_mask_movedTo()) || has(CInotifyShim_mask_closeWrite())
+                     || has(CInotifyShim_mask_delete()) || has(CInotifyShim_mask_movedFrom())) {
             out.append(.opsChanged(name: name))
         }
         if w.pages && (has(Self.pagesMask & ~CInotifyShim_mask_onlyDir())) {

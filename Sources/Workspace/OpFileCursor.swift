@@ -41,10 +41,13 @@ struct OpFileCursor {
     }
 
     /// Reads what the file gained since the last call and hands every valid op to `sink` (with the id of
-    /// the op after it when already parsed, for prefetching). `progress` gets the file offset reached.
+    /// the op after it when already parsed, for prefetching). `progress` gets the file offset reached;
+    /// `keep` gets the file while still open, with the whole lines read (from, end) and whether they
+    /// were read again from the start (the archive of what was seen, SeenOps).
     mutating func read(_ path: String, writable: Bool,
                        sink: (RawOpView, _ next: BlockID?) -> Void,
-                       progress: (Int) -> Void = { _ in }) throws -> Outcome {
+                       progress: (Int) -> Void = { _ in },
+                       keep: ((_ fd: Int32, _ from: Int, _ end: Int, _ again: Bool) throws -> Void)? = nil) throws -> Outcome {
         let fd: Int32
         do {
             // O_NONBLOCK: a FIFO with an op file's name must not hang the reader (it is then refused).
@@ -80,6 +83,7 @@ struct OpFileCursor {
                 try Sys.fdatasync(fd)
             }
         }
+        if let keep, offset > from || again { try keep(fd, from, offset, again) }
         try check(fd, path: path)
         // Remember the file as it is now: an append that landed during the scan makes size or mtime
         // differ from these, so it is read next time.

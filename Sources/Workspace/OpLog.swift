@@ -11,7 +11,13 @@ import SystemCalls
 final class OpLogWriter {
     let dir: String
     let path: String
+    let name: String
     let appender: DurableAppender
+    /// The archive of what this device wrote (SeenOps): the file at `path` must hold exactly it.
+    let seen: SeenOps?
+    let tempDir: String
+    let setAsideDir: String
+    let log: (String) -> Void
     private var fd: Int32 = -1
     /// Set after a failed append whose torn bytes could not be cut: start the next batch on a new line.
     private var needsNewline = false
@@ -20,30 +26,43 @@ final class OpLogWriter {
     private var pendingCut: Int64?
     /// We created the file and its directory is not yet fsync'd: the name is not durable until it is.
     private var needsDirectorySync = false
+    /// The size the file has after this writer's last append: anything else is someone else's doing.
+    private var expectedEnd = 0
+    /// The archive missed a batch (a full disk): it catches up from the file when it is needed.
+    private var archiveBehind = false
+    /// A batch is durable but the name does not hold it (giving it back failed): nothing more is
+    /// acknowledged until the name holds all this device wrote.
+    private var needsRepublish = false
 
-    init(dir: String, actor: BlockID, appender: DurableAppender) {
+    /// Thrown when the batch is durable in the file this writer had open but could not be given
+    /// back to the name: the batch is not acknowledged, yet it must not be written a second time.
+    struct DurableButNotAtItsName: Error { let underlying: Error }
+
+    init(dir: String, actor: BlockID, appender: DurableAppender, seen: SeenOps? = nil,
+         tempDir: String = "", setAsideDir: String = "", log: @escaping (String) -> Void = { _ in }) {
         self.dir = dir
-        self.path = Path.join(dir, OpLogWriter.fileName(actor))
+        self.name = OpLogWriter.fileName(actor)
+        self.path = Path.join(dir, name)
         self.appender = appender
+        self.seen = seen
+        self.tempDir = tempDir
+        self.setAsideDir = setAsideDir
+        self.log = log
     }
 
     /// The name of `actor`'s own op file under .outl/ops.
     static func fileName(_ actor: BlockID) -> String { "ops-\(actor).jsonl" }
 
-    /// Appends the ops as one batch and returns once they are on stable storage.
+    /// Appends the ops as one batch and returns once they are on stable storage in the file that
+    /// has the name: a file a sync tool renamed over this one, deleted, cut or wrote into is noticed
+    /// before the batch is acknowledged, and the name is given back all this device wrote.
     func append(_ ops: [Op]) throws {
-        if ops.isEmpty { return }
-        if fd < 0 {
-            try io(dir) { try Durable.makeDirectory(dir, mode: 0o755) }
-            do {
-                fd = try Sys.open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644)
-                needsDirectorySync = true
-            } catch let e as Errno where e == .EEXIST {
-                fd = try io(path) { try Sys.open(path, O_WRONLY | O_APPEND | O_NOFOLLOW) }
-            } catch let e as Errno {
-                throw WorkspaceError.io(e, path: path)
-            }
+        if needsRepublish {
+            try republish("did not hold this device's last batch")
+            needsRepublish = false
         }
+        if ops.isEmpty { return }
+        if fd < 0 { try openFile() }
         if let cut = pendingCut, (try? Sys.ftruncate(fd, cut)) != nil {
             pendingCut = nil
             needsNewline = false
@@ -51,6 +70,7 @@ final class OpLogWriter {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(ops.count * 256)
         if needsNewline { bytes.append(10) }
+        let opsStart = bytes.count
         for op in ops { OpEncoder.append(op, to: &bytes) }
         let before = (try? Sys.fstat(fd)).map { Int64($0.st_size) }
         do {
@@ -72,6 +92,89 @@ final class OpLogWriter {
             }
             throw WorkspaceError.io(e, path: path)
         }
+        let written = Int((try? Sys.fstat(fd)).map { $0.st_size } ?? 0)
+        let intact = holdsAllWritten(expecting: expectedEnd + bytes.count)
+        expectedEnd += bytes.count
+        guard let seen else { return }
+        // The batch is durable in the file: the archive is its second copy, so a failure to write
+        // it is not the batch's (it catches up from the file before the archive is next needed).
+        if !archiveBehind {
+            do { try seen.appendOwn(name, Array(bytes[opsStart...])) } catch {
+                archiveBehind = true
+                log("\(error): this device's archive of its own ops is behind its op log; it catches up later")
+            }
+        }
+        if !intact {
+            do {
+                try republish("was replaced, deleted or written to by someone else while outld appended to it (\(written) bytes, \(expectedEnd) expected)")
+            } catch {
+                needsRepublish = true
+                throw DurableButNotAtItsName(underlying: error)
+            }
+        }
+    }
+
+    /// A merge noticed a change in .outl/ops: if it touched this device's own file, the name is given
+    /// back all this device wrote now, not at the next append.
+    func checkOwnFile() throws {
+        guard let seen, seen.size(name) > 0 || fd >= 0 else { return }
+        if fd < 0 { try openFile(); return }
+        if !holdsAllWritten(expecting: expectedEnd) {
+            needsRepublish = true
+            try republish("was replaced, deleted or written to by someone else")
+            needsRepublish = false
+        }
+    }
+
+    /// Opens the file (creating it when this device has written nothing yet) and checks that it
+    /// holds what the archive says this device wrote; the boot made them one.
+    private func openFile() throws {
+        try io(dir) { try Durable.makeDirectory(dir, mode: 0o755) }
+        do {
+            fd = try Sys.open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644)
+            needsDirectorySync = true
+        } catch let e as Errno where e == .EEXIST {
+            do {
+                fd = try Sys.open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK)
+            } catch let e as Errno where e == .ELOOP || e.code == ENXIO {
+                // A symlink or a FIFO at the name: never followed, replaced by the real file.
+                try republish("is not a regular file")
+                return
+            } catch let e as Errno {
+                throw WorkspaceError.io(e, path: path)
+            }
+        } catch let e as Errno {
+            throw WorkspaceError.io(e, path: path)
+        }
+        let st = try io(path) { try Sys.fstat(fd) }
+        expectedEnd = Int(st.st_size)
+        if let seen, (st.st_mode & S_IFMT) != S_IFREG || expectedEnd != seen.size(name) {
+            try republish("does not hold what this device's archive says it wrote")
+        }
+    }
+
+    /// The file at the name is the one this writer appends to, and has the size its appends gave it.
+    private func holdsAllWritten(expecting end: Int) -> Bool {
+        guard seen != nil else { return true }
+        guard let mine = try? Sys.fstat(fd), let there = try? Sys.lstat(path), there.st_dev == mine.st_dev, there.st_ino == mine.st_ino,
+              (mine.st_mode & S_IFMT) == S_IFREG else { return false }
+        return Int(mine.st_size) == end
+    }
+
+    /// Gives the name back all this device wrote: its archive, with any of its own ops that only
+    /// the file at the name or the file this writer had open still hold; what others put there is
+    /// set aside. Only then is a batch acknowledged.
+    private func republish(_ why: String) throws {
+        guard let seen else { return }
+        let r = try seen.republishOwn(name, at: path, alsoFrom: fd >= 0 ? fd : nil, tempDir: tempDir, setAsideDir: setAsideDir)
+        archiveBehind = false
+        log("\(path) \(why): written again from this device's archive (\(seen.size(name)) bytes; \(r.setAside) line(s) set aside, \(r.recovered) op(s) recovered)")
+        if fd >= 0 { Sys.close(fd); fd = -1 }
+        fd = try io(path) { try Sys.open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK) }
+        expectedEnd = seen.size(name)
+        needsDirectorySync = false
+        needsNewline = false
+        pendingCut = nil
     }
 
     func close() {
@@ -85,6 +188,10 @@ struct OpLogReadStats {
     var ops = 0
     var badLines = 0
     var cutBytes = 0
+    /// Op files that lost ops this device had seen (their ops came from the archive).
+    var faults = 0
+    /// This device's own file did not hold all it wrote and was written again.
+    var repairedOwn = false
 }
 
 enum OpLogReader {

@@ -28,18 +28,35 @@ final class OpLogFollower {
     /// `ops-<actor>.jsonl` of this device: cut at boot, never merged live.
     let ownName: String
     let log: (String) -> Void
+    /// What this device has seen of every op file, kept when the file loses it (nil: no archive).
+    let seen: SeenOps?
+    /// Where this device's own file is written again from its archive, and where lines that
+    /// others put in it are set aside.
+    let tempDir: String
+    let setAsideDir: String
     private(set) var cursors: [String: OpFileCursor] = [:]
 
-    init(dir: String, ownName: String, log: @escaping (String) -> Void) {
+    init(dir: String, ownName: String, seen: SeenOps? = nil, log: @escaping (String) -> Void) {
         self.dir = dir
         self.ownName = ownName
+        self.seen = seen
         self.log = log
+        let outl = Path.parent(of: dir)
+        tempDir = Path.join(outl, "tmp")
+        setAsideDir = Path.join(outl, "set-aside")
     }
 
     /// What one file delivered in one pass.
     struct Delivery {
         var name: String
         var outcome: OpFileCursor.Outcome
+    }
+
+    /// What a cursor read goes to the file's archive; a failure there is logged, never the read's.
+    private func keep(_ name: String, _ fd: Int32, _ from: Int, _ end: Int, _ again: Bool) {
+        do { try seen?.absorb(name, file: fd, from: from, end: end, again: again) } catch {
+            log("\(error): this device's archive of \(name) is behind; it catches up at the next start")
+        }
     }
 
     /// The op files there now, in name order; none when the directory does not exist.
@@ -55,12 +72,14 @@ final class OpLogFollower {
     }
 
     /// The boot: reads every op file from where its cursor stands (the start, the first time), this
-    /// device's own one writable so its torn tail is cut on disk. A read error fails the boot.
-    /// `sizing` learns the files' total size before any is read (to reserve the model's room).
+    /// device's own one writable so its torn tail is cut on disk, and every archive (SeenOps) whose op
+    /// file lost ops this device had seen. A read error fails the boot. `sizing` learns the files'
+    /// total size before any is read (to reserve the model's room).
     func boot(progress: ((Int, Int) -> Void)?, sizing: (Int) -> Void = { _ in }, starting: (String) -> Void = { _ in },
               sink: (RawOpView, _ next: BlockID?) -> Void) throws -> OpLogReadStats {
-        let files = try names()
-        let total = totalBytes(files)
+        let present = try names()
+        let files = Array(Set(present).union(seen?.names() ?? [])).sorted()
+        let total = totalBytes(present)
         sizing(total)
         var done = 0
         var stats = OpLogReadStats()
@@ -68,10 +87,56 @@ final class OpLogFollower {
             starting(name)
             let path = Path.join(dir, name)
             let own = name == ownName
+            // The archive is a second copy: one that cannot be read or written (a full disk) is
+            // logged, and the op file is read as it is.
+            var inStep = true
+            do { inStep = try seen?.prepare(name, opFile: path) ?? true } catch { log("\(error): this device's archive of \(name) is not used now") }
+            // A file's lines are its device's ops only: a line of another device in this device's own
+            // file was put there by someone else, and is set aside, never applied as this device's.
+            let owner = OpLogFollower.actor(ofFile: name)
+            var strays = 0
+            let filtered: (RawOpView, BlockID?) -> Void = { op, next in
+                if owner == nil || op.hlc.actor == owner { sink(op, next) } else { strays += 1 }
+            }
+            if !inStep, let seen {
+                stats.ops += try seen.read(name, sink: filtered)
+                stats.faults += 1
+            }
             var c = cursors[name] ?? OpFileCursor()
             let badBefore = c.bad
-            let outcome = try c.read(path, writable: own, sink: sink) { n in progress?(done + n, total) }
+            let outcome = try c.read(path, writable: own, sink: filtered, progress: { n in progress?(done + n, total) },
+                                     keep: own || seen == nil ? nil : { fd, from, end, again in
+                                         self.keep(name, fd, from, end, again)
+                                     })
             cursors[name] = c
+            if own, let seen {
+                let held = seen.size(name)
+                let whole: Bool
+                switch outcome {
+                case .read: whole = inStep && strays == 0 && held == c.offset
+                case .missing, .unchanged: whole = inStep && held == 0  // nothing written here yet
+                case .notRegular: whole = false
+                }
+                if whole {
+                } else if inStep, strays == 0, case .read = outcome, held < c.offset {
+                    // An archive behind its file (made by an older outld, or its unsynced tail lost
+                    // to a power cut): the file, whose lines are all this device's, gives it the rest.
+                    do { try seen.appendOwn(name, from: path, held..<c.offset) } catch {
+                        log("\(error): this device's archive of its own ops is behind its op log; it catches up later")
+                    }
+                } else {
+                    // Not acknowledged until it holds all: if this fails, the first append tries again.
+                    do {
+                        let r = try seen.republishOwn(name, at: path, tempDir: tempDir, setAsideDir: setAsideDir)
+                        log("\(path): this device's own op log did not hold all it wrote (\(r.setAside) line(s) set aside, \(r.recovered) op(s) recovered); written again from this device's archive (\(seen.size(name)) bytes)")
+                        stats.repairedOwn = true
+                    } catch {
+                        log("\(path): this device's own op log does not hold all it wrote and cannot be written again now (\(error))")
+                    }
+                }
+            }
+            for f in seen?.faults.filter({ $0.file == name }) ?? [] { log("\(f)") }
+            if strays > 0 && !own { log("\(path): skipped \(strays) op(s) of other devices (a file holds its own device's ops only)") }
             guard case .read(_, _, let ops, let size, let tail) = outcome else { continue }
             done += size
             stats.files += 1
@@ -88,21 +153,29 @@ final class OpLogFollower {
             }
             if c.bad > badBefore { log("\(path): skipped \(c.bad - badBefore) invalid line(s)") }
         }
+        do { try seen?.sync() } catch { log("syncing this device's archive of ops: \(error)") }
         progress?(total, total)
         return stats
     }
 
     /// A live merge: reads what every other device's op file (conflict copies included) gained since
-    /// the last pass. A file that cannot be read now is logged and left for the next pass (its cursor
-    /// unchanged or reset, so nothing is skipped).
+    /// the last pass, and keeps it in its archive. A file that cannot be read now is logged and left
+    /// for the next pass (its cursor unchanged or reset, so nothing is skipped); a file that vanished
+    /// keeps its ops, in the model and in its archive.
     func follow(sink: (RawOpView, _ next: BlockID?) -> Void) throws -> [Delivery] {
         var out: [Delivery] = []
         for name in try names() where name != ownName {
             let path = Path.join(dir, name)
             var c = cursors[name] ?? OpFileCursor()
             let badBefore = c.bad
+            let owner = OpLogFollower.actor(ofFile: name)
+            var strays = 0
             do {
-                let outcome = try c.read(path, writable: false, sink: sink)
+                let outcome = try c.read(path, writable: false, sink: { op, next in
+                    if owner == nil || op.hlc.actor == owner { sink(op, next) } else { strays += 1 }
+                }, keep: seen == nil ? nil : { fd, from, end, again in
+                    self.keep(name, fd, from, end, again)
+                })
                 cursors[name] = c
                 if case .read = outcome { out.append(Delivery(name: name, outcome: outcome)) }
             } catch {
@@ -110,8 +183,10 @@ final class OpLogFollower {
                 log("\(path): not read now (\(error)); it is read again on the next merge")
                 continue
             }
+            if strays > 0 { log("\(path): skipped \(strays) op(s) of other devices (a file holds its own device's ops only)") }
             if c.bad > badBefore { log("\(path): skipped \(c.bad - badBefore) invalid line(s)") }
         }
+        do { try seen?.sync() } catch { log("syncing this device's archive of ops: \(error)") }
         return out
     }
 

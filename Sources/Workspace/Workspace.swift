@@ -160,6 +160,10 @@ public actor Workspace {
         return follower.summaries()
     }
 
+    /// Op files that lost ops this device had seen (deleted, cut or rewritten by a sync tool or a
+    /// peer): their ops are still merged, from this device's archive, until the file holds them again.
+    public var opLogFaults: [OpLogFault] { core.seen.faults }
+
     /// Ops applied so far that still wait for their block's create (another device's file not here yet).
     public var waitingOps: Int { core.model.waitingOps }
 

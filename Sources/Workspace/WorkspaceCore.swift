@@ -19,6 +19,8 @@ final class WorkspaceCore {
     let writer: OpLogWriter
     /// Every op file's cursor: where the boot and each live merge stopped reading.
     let follower: OpLogFollower
+    /// What this device has seen of every op file and wrote to its own (device-local).
+    let seen: SeenOps
     let bootStats: OpLogReadStats
     /// Pages whose file may not show what the model says: each is reconciled, then written.
     var dirty = Set<BlockID>()
@@ -45,19 +47,22 @@ final class WorkspaceCore {
         // The locks first: a second process must never mint an actor or touch an ops file. A
         // read-only open takes no lock, mints nothing and treats every ops file as another's.
         var taken = options.readOnly ? WriteLocks.none : try WriteLocks(root: root, stateDir: stateDir)
+        seen = SeenOps(stateDir: stateDir, writable: !options.readOnly, log: log)
         do {
             actor = options.readOnly ? DeviceState.existingActor(stateDir) : try DeviceState.actor(stateDir)
-            follower = OpLogFollower(dir: opsDir, ownName: options.readOnly ? "" : OpLogWriter.fileName(actor), log: log)
+            follower = OpLogFollower(dir: opsDir, ownName: options.readOnly ? "" : OpLogWriter.fileName(actor), seen: seen, log: log)
             let boot = try WorkspaceBoot(follower: follower, actor: actor, progress: options.bootProgress)
             model = boot.model
             clock = boot.clock
             bootStats = boot.stats
         } catch {
+            seen.close()
             taken.release()
             throw error
         }
         locks = taken
-        writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender)
+        writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender, seen: seen,
+                             tempDir: follower.tempDir, setAsideDir: follower.setAsideDir, log: log)
         records = ReconcilerRecords(stateDir: stateDir, log: log)
         waiting = WaitingFiles(root: root, opsDir: opsDir, ownOpFile: OpLogWriter.fileName(actor),
                                settleMs: options.syncSettleMs)
@@ -72,6 +77,8 @@ final class WorkspaceCore {
 
     func close() {
         writer.close()
+        do { try seen.sync() } catch { log("\(error)") }
+        seen.close()
         locks.release()
     }
 
@@ -87,11 +94,17 @@ final class WorkspaceCore {
 
     /// Appends stamped ops durably (one batch), then applies them: never the other way round.
     private func appendThenApply(_ stamped: [Op]) throws {
-        try writer.append(stamped)
+        var notAtItsName: Error? = nil
+        do { try writer.append(stamped) } catch let e as OpLogWriter.DurableButNotAtItsName {
+            // Durable, so applied (a retry must not write it twice), but not acknowledged: the
+            // retry's append gives the name back all this device wrote before it returns.
+            notAtItsName = e.underlying
+        }
         for op in stamped {
             if let p = model.apply(op) { dirty.insert(p) }
             history?.note(op)
         }
+        if let notAtItsName { throw notAtItsName }
     }
 
     func appendCaptures(_ captures: [CaptureBlock]) throws -> [AppendOutcome] {
@@ -135,6 +148,8 @@ final class WorkspaceCore {
         var byActor: [BlockID: Int] = [:]
         var touched = Set<BlockID>()
         model.alsoTouched.removeAll()
+        // A change in .outl/ops may have been a sync tool's version of this device's own file.
+        do { try writer.checkOwnFile() } catch { log("checking this device's own op log: \(error)") }
         let deliveries = try follower.follow { op, _ in
             clock.observe(op.hlc)
             report.read += 1
@@ -205,7 +220,11 @@ final class WorkspaceCore {
     func projectDirtyPages() throws -> [String] {
         var written: [String] = []
         var held = Set<BlockID>()
-        defer { dirty.formUnion(held) }
+        defer {
+            dirty.formUnion(held)
+            // The archive's copy of what was just acknowledged, synced once the pass's work is done.
+            do { try seen.sync() } catch { log("syncing this device's archive of ops: \(error)") }
+        }
         while let pageID = dirty.min() {
             dirty.remove(pageID)
             do {

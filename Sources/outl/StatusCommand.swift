@@ -10,7 +10,7 @@ import Workspace
 
 enum StatusCommand {
     /// The report, one fact per line. `owner` is the pid of the running outld, if any.
-    static func report(root: String, stateDirectory: String?, inboxes: [String]) throws -> String {
+    static func report(root: String, stateDirectory: String?, inboxes: [String], faults: [OpLogFault]) throws -> String {
         let me = WorkspaceLock.deviceActor(root: root, stateDirectory: stateDirectory)
         var out = "workspace  \(root)\n"
         out += "device     \(me ?? "(none yet: this device has written nothing here)")\n"
@@ -28,6 +28,7 @@ enum StatusCommand {
             let last = l.lastOpWall.map(localTime) ?? "no op yet"
             out += "  \(who)  \(l.ops) op\(l.ops == 1 ? "" : "s")  last op \(last)\n"
         }
+        for f in faults { out += "  fault: \(f)\n" }
         out += "inboxes    \(inboxes.count)\n"
         for inbox in inboxes {
             let waiting = ((try? Sys.readDirectory(inbox)) ?? []).filter(CaptureName.isFinal).count

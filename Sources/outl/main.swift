@@ -191,10 +191,11 @@ case "daily":
 case "status":
     guard rest.count == 1 else { usageError("status takes no arguments") }
     let ws = open(config, write: false)   // the same checks as the other commands; reads only
+    let faults = await ws.opLogFaults
     await ws.close()
     do {
         say(try StatusCommand.report(root: config.workspaceRoot, stateDirectory: config.stateDirectory,
-                                     inboxes: config.drainedInboxes))
+                                     inboxes: config.drainedInboxes, faults: faults))
     } catch {
         fail(74, "\(error)")
     }

@@ -41,16 +41,16 @@ func appendRaw(_ path: String, _ bytes: [UInt8]) throws {
 
 @Test func unknown_op_kind_is_kept_and_skipped() async throws {
     let t = TestWorkspace()
+    let me: String
     do {
         let ws = try t.open()
+        me = ws.actorID
         _ = try await ws.appendCaptures([capture("known")])
         await ws.close()
     }
     let file = opsFiles(t)[0]
-    var future = Op(hlc: HLC(wall: 1, counter: 0, actor: BlockID.random()), kind: .unknown, id: BlockID.random())
-    future.text = ""
-    // A newer build's op: valid line, unknown kind, unknown fields.
-    let json = "{\"k\":\"zz\",\"w\":2,\"c\":0,\"a\":\"\(BlockID.random())\",\"id\":\"\(BlockID.random())\",\"new\":{\"x\":[1,2]}}"
+    // A newer build's op, written by this device: valid line, unknown kind, unknown fields.
+    let json = "{\"k\":\"zz\",\"w\":2,\"c\":0,\"a\":\"\(me)\",\"id\":\"\(BlockID.random())\",\"new\":{\"x\":[1,2]}}"
     let crc = String(CRC32C.checksum(Array(json.utf8)), radix: 16)
     let line = String(repeating: "0", count: 8 - crc.count) + crc + " " + json + "\n"
     try appendRaw(file, Array(line.utf8))
