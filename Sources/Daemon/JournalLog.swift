@@ -18,6 +18,8 @@ public enum MessageID: String, CaseIterable, Sendable {
     case retrying = "2b77b075446d4a17a1e9a8ef9e6432fe"
     /// Another device's ops, delivered by a sync tool, merged into this device's workspace.
     case merged = "9c9b8d80ff6443feb261e787220db58b"
+    /// Another device's ops stamped too far ahead of this machine's clock to be adopted.
+    case clockAhead = "1379b2ccff01446f9ca1bb70d52791f4"
 }
 
 public final class JournalLog {
@@ -73,6 +75,18 @@ public final class JournalLog {
         emit(priority: LOG_WARNING, id: .rejected,
              message: "rejected \(captureID) in \(inbox): \(reason) (moved to rejected/)",
              fields: [("OUTL_CAPTURE_ID", captureID), ("OUTL_REASON", reason), ("OUTL_INBOX", inbox)])
+    }
+
+    /// Ops of one device stamped further ahead of this machine's clock than the bound: WARNING,
+    /// MESSAGE_ID clockAhead. `stamp` is the furthest one's, `kind` and `target` its op kind and id.
+    public func clockAhead(device: String, ops: Int, stamp: String, ahead: String, aheadMs: Int64,
+                           kind: String, target: String, bound: String) {
+        emit(priority: LOG_WARNING, id: .clockAhead,
+             message: "device \(device): \(ops) op\(ops == 1 ? "" : "s") stamped up to \(ahead) ahead of this machine's clock "
+                + "(furthest: \(kind) \(target) at \(stamp)); applied, but beyond the \(bound) bound, so this device's "
+                + "clock does not follow them",
+             fields: [("OUTL_DEVICE", device), ("OUTL_OPS", "\(ops)"), ("OUTL_HLC", stamp),
+                      ("OUTL_AHEAD_MS", "\(aheadMs)"), ("OUTL_OP_KIND", kind), ("OUTL_OP_ID", target)])
     }
 
     public func info(_ msg: String, id: MessageID? = nil, fields: [String: String] = [:]) {

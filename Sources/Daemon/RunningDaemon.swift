@@ -267,6 +267,7 @@ final class RunningDaemon {
         for name in report.reread {
             log.info("\(name) changed before what was already read; read it again from its start")
         }
+        reportStampsAhead(report.heldBack)
         guard report.applied > 0 else { return }
         for (device, n) in report.appliedByActor.sorted(by: { $0.key < $1.key }) {
             log.info("merged \(n) op\(n == 1 ? "" : "s") from device \(device)", id: .merged,
@@ -277,6 +278,15 @@ final class RunningDaemon {
             ? "merged \(report.applied) ops from device \(report.appliedByActor.keys.first!.prefix(8))…"
             : "merged \(report.applied) ops from \(report.appliedByActor.count) devices"
         publishStatus()
+    }
+
+    /// One warning per device whose ops were stamped beyond the clock's bound (at the boot, or in a merge).
+    func reportStampsAhead(_ held: HeldBackStamps) {
+        for (device, a) in held.sorted(by: { $0.key < $1.key }) {
+            log.clockAhead(device: device, ops: a.ops, stamp: StampsAhead.spelled(a.furthest),
+                           ahead: StampsAhead.spelled(a.aheadMs), aheadMs: a.aheadMs, kind: a.kind, target: a.id,
+                           bound: StampsAhead.spelled(HLClock.maxAhead))
+        }
     }
 
     /// Judges the page files that wait for other devices' ops, and sets when to judge them next.

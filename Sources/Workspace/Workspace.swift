@@ -56,6 +56,8 @@ public struct MergeReport: Sendable, Equatable {
     /// Pages the merge touched, relative to the root (`journals/2026_12_02.md`), in order; they are
     /// dirty, so the next `projectDirtyPages` writes those whose bytes change.
     public var dirtyPages: [String] = []
+    /// Ops read (applied or not) whose stamps were too far ahead for this device's clock to adopt.
+    public var heldBack: HeldBackStamps = [:]
 
     public init() {}
 }
@@ -107,12 +109,16 @@ public actor Workspace {
 
     private func writable() throws { if readOnly { throw WorkspaceError.readOnly } }
 
+    /// The ops the boot read stamped too far ahead of this machine's clock to be adopted, per device.
+    public var stampsHeldBackAtBoot: HeldBackStamps { core.heldBackAtBoot }
+
     /// Merges what other devices' op files (`.outl/ops/ops-*.jsonl` but this device's own, conflict
     /// copies included) gained since the boot or the last merge: only new bytes are read while a file's
     /// prefix is unchanged (whatever its inode), a file whose prefix changed is read again, a missing
     /// file (a sync tool between unlink and rename) or an incomplete last line is left for the next
-    /// call. The clock observes every op read, so a later local op is ordered after all of them. The
-    /// touched pages are marked dirty; call `projectDirtyPages()` to write them.
+    /// call. The clock observes every op read, so a later local op is ordered after all of them, but
+    /// for ops stamped beyond `HLClock.maxAhead`, applied yet held back from the clock (`heldBack`).
+    /// The touched pages are marked dirty; call `projectDirtyPages()` to write them.
     public func mergeForeignOps() throws -> MergeReport { try core.mergeForeignOps() }
 
     /// Releases the lock; the instance must not be used afterwards.
@@ -154,10 +160,18 @@ public actor Workspace {
 
     /// The same summaries read straight from the files, without the write lock or a model (for
     /// `outl status` beside a running outld). Nothing is cut or written.
+    /// Each file's ops stamped beyond `HLClock.maxAhead` of this machine's clock are in `aheadOfClock`.
     public static func opLogSummaries(root: String) throws -> [OpLogSummary] {
         let follower = OpLogFollower(dir: Path.join(root, ".outl/ops"), ownName: "", log: { _ in })
-        _ = try follower.boot(progress: nil) { _, _ in }
-        return follower.summaries()
+        let now = wallClockMilliseconds()
+        var file = ""
+        var ahead: [String: StampsAhead] = [:]
+        _ = try follower.boot(progress: nil, starting: { file = $0 }) { op, _ in
+            guard op.hlc.wall > now &+ HLClock.maxAhead else { return }
+            if ahead[file] == nil { ahead[file] = StampsAhead(op.hlc, kind: op.kind, id: op.id, now: now) }
+            else { ahead[file]!.add(op.hlc, kind: op.kind, id: op.id, now: now) }
+        }
+        return follower.summaries().map { var s = $0; s.aheadOfClock = ahead[s.file]; return s }
     }
 
     /// Ops applied so far that still wait for their block's create (another device's file not here yet).

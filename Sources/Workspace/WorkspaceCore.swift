@@ -20,6 +20,8 @@ final class WorkspaceCore {
     /// Every op file's cursor: where the boot and each live merge stopped reading.
     let follower: OpLogFollower
     let bootStats: OpLogReadStats
+    /// The ops the boot read stamped too far ahead for the clock to adopt, per device.
+    let heldBackAtBoot: HeldBackStamps
     /// Pages whose file may not show what the model says: each is reconciled, then written.
     var dirty = Set<BlockID>()
     let records: ReconcilerRecords
@@ -52,6 +54,7 @@ final class WorkspaceCore {
             model = boot.model
             clock = boot.clock
             bootStats = boot.stats
+            heldBackAtBoot = boot.heldBack
         } catch {
             taken.release()
             throw error
@@ -77,12 +80,31 @@ final class WorkspaceCore {
 
     // MARK: writing ops
 
-    /// Stamps, appends durably (one batch), then applies.
+    /// Stamps, appends durably (one batch), then applies. Each op is stamped after the field it
+    /// overwrites: these are a person's edits of what they saw, which must win even over a version
+    /// stamped far ahead (held back from the clock), or the edit would be silently reverted.
     func commit(_ ops: [Op]) throws {
         if ops.isEmpty { return }
         var stamped = ops
-        for i in stamped.indices { stamped[i].hlc = clock.tick() }
+        for i in stamped.indices { stamped[i].hlc = clock.stamp(after: fieldStamp(overwrittenBy: stamped[i])) }
         try appendThenApply(stamped)
+    }
+
+    /// The stamp an op must beat to take effect (Model's last-writer-wins per field), nil when none:
+    /// an update or delete beats the newest update and delete whatever the create, a move the newest
+    /// move, a preamble the newest preamble. Creates have none (the least stamp wins among creates).
+    func fieldStamp(overwrittenBy op: Op) -> HLC? {
+        switch op.kind {
+        case .updateBlock, .deleteBlock:
+            guard let r = model.blocks.find(op.id), let e = model.blocks.edits[r] else { return nil }
+            return [e.update, e.delete].compactMap { $0 }.max()
+        case .moveBlock:
+            return model.blocks.find(op.id).flatMap { model.blocks.edits[$0]?.move }
+        case .setPreamble:
+            return model.pages[op.id]?.preambleStamp
+        case .createPage, .createBlock, .unknown:
+            return nil
+        }
     }
 
     /// Appends stamped ops durably (one batch), then applies them: never the other way round.
@@ -129,14 +151,16 @@ final class WorkspaceCore {
 
     /// Reads what other devices' op files gained since the boot or the last merge (new files, files
     /// grown or replaced by a sync tool, conflict copies), applies it, lets the clock observe every op
-    /// read, and marks the pages it touched dirty for `projectDirtyPages`.
+    /// read (holding back, and reporting, stamps too far ahead), and marks the pages it touched dirty
+    /// for `projectDirtyPages`.
     func mergeForeignOps() throws -> MergeReport {
         var report = MergeReport()
         var byActor: [BlockID: Int] = [:]
         var touched = Set<BlockID>()
         model.alsoTouched.removeAll()
+        let now = wallClockMilliseconds()
         let deliveries = try follower.follow { op, _ in
-            clock.observe(op.hlc)
+            if !clock.observe(op.hlc, now: now) { report.heldBack.note(op.hlc, kind: op.kind, id: op.id, now: now) }
             report.read += 1
             let change = model.change(op)
             history?.note(op.op())  // the op's Strings are made only once a history exists
