@@ -270,9 +270,9 @@ final class RunningDaemon {
         reportStampsAhead(report.heldBack)
         guard report.applied > 0 else { return }
         for (device, n) in report.appliedByActor.sorted(by: { $0.key < $1.key }) {
-            log.info("merged \(n) op\(n == 1 ? "" : "s") from device \(device)", id: .merged,
-                     fields: ["OUTL_DEVICE": device, "OUTL_MERGED_OPS": "\(n)",
-                              "OUTL_PAGES": report.dirtyPages.joined(separator: " ")])
+            let d = report.byDevice[device] ?? DeviceMerge()
+            log.merged(device: device, ops: n, created: d.created, edited: d.edited, moved: d.moved, deleted: d.deleted,
+                       deletedBlocks: d.deletedBlocks.map { ($0.id, $0.firstWords) }, pages: report.dirtyPages)
         }
         lastMerge = report.appliedByActor.count == 1
             ? "merged \(report.applied) ops from device \(report.appliedByActor.keys.first!.prefix(8))…"

@@ -151,8 +151,8 @@ final class WorkspaceCore {
 
     /// Reads what other devices' op files gained since the boot or the last merge (new files, files
     /// grown or replaced by a sync tool, conflict copies), applies it, lets the clock observe every op
-    /// read (holding back, and reporting, stamps too far ahead), and marks the pages it touched dirty
-    /// for `projectDirtyPages`.
+    /// read (holding back, and reporting, stamps too far ahead), says what each device's ops did
+    /// (MergeReport.byDevice), and marks the pages it touched dirty for `projectDirtyPages`.
     func mergeForeignOps() throws -> MergeReport {
         var report = MergeReport()
         var byActor: [BlockID: Int] = [:]
@@ -162,6 +162,10 @@ final class WorkspaceCore {
         let deliveries = try follower.follow { op, _ in
             if !clock.observe(op.hlc, now: now) { report.heldBack.note(op.hlc, kind: op.kind, id: op.id, now: now) }
             report.read += 1
+            // Who did what, for "who deleted my line?": a create is new only if no create of the id came
+            // before, a delete deletes only a block that was live.
+            let row = op.kind == .createBlock || op.kind == .deleteBlock ? model.blocks.find(op.id) : nil
+            let wasLive = row.map { !model.blocks.rows[$0].deleted } ?? false
             let change = model.change(op)
             history?.note(op.op())  // the op's Strings are made only once a history exists
             switch change {
@@ -170,6 +174,7 @@ final class WorkspaceCore {
             case .page(let p): touched.insert(p)
             }
             byActor[op.hlc.actor, default: 0] += 1
+            noteMerged(op, change: change, existed: row != nil, wasLive: wasLive, in: &report)
             if !model.alsoTouched.isEmpty {
                 touched.formUnion(model.alsoTouched)
                 model.alsoTouched.removeAll()
@@ -184,6 +189,27 @@ final class WorkspaceCore {
         let prefix = root.hasSuffix("/") ? root : root + "/"
         report.dirtyPages = touched.compactMap { filePath(of: $0).map { String($0.dropFirst(prefix.count)) } }.sorted()
         return report
+    }
+
+    /// Counts one applied op of another device in `report.byDevice` (DeviceMerge).
+    private func noteMerged(_ op: RawOpView, change: Model.Change, existed: Bool, wasLive: Bool, in report: inout MergeReport) {
+        let device = op.hlc.actor.description
+        var d = report.byDevice[device] ?? DeviceMerge()
+        switch op.kind {
+        case .createBlock where !existed: d.created += 1
+        case .createBlock, .updateBlock: if change == .hidden && op.kind == .updateBlock { d.waiting += 1 } else { d.edited += 1 }
+        case .moveBlock: if change == .hidden { d.waiting += 1 } else { d.moved += 1 }
+        case .deleteBlock:
+            if change == .hidden { d.waiting += 1 }
+            else if wasLive, let b = model.blocks[op.id], b.deleted {
+                d.deleted += 1
+                if d.deletedBlocks.count < DeviceMerge.deletedShown {
+                    d.deletedBlocks.append(DeletedBlock(id: op.id.description, firstWords: DeletedBlock.firstWords(b.text)))
+                }
+            }
+        case .createPage, .setPreamble, .unknown: d.pages += 1
+        }
+        report.byDevice[device] = d
     }
 
     // MARK: projection

@@ -1,6 +1,7 @@
 // PeerOpsProcessTests: the real outld beside a peer whose op file is written by hand (as a sync tool
 // delivers it: a temporary name, then a rename): a peer's clock decades or minutes ahead does not
-// drag this device's stamps and is reported, and a hand edit after it wins.
+// drag this device's stamps and is reported, a hand edit after it wins, and a peer's deletes are
+// named in the log with the device, the blocks' ids and their first words.
 import Foundation
 import SystemCalls
 import Testing
@@ -145,5 +146,23 @@ final class PeerHome {
         #expect(mine.allSatisfy { $0.hlc.wall <= wallClockMilliseconds() }, "this clock followed the fast one: \(mine.map(\.hlc))")
         #expect(h.journal.range(of: "- from the fast laptop")!.lowerBound < h.journal.range(of: "- typed here after")!.lowerBound,
                 "a capture drained now goes at the end:\n\(h.journal)")
+    }
+
+    @Test func merge_from_a_device_logs_the_blocks_it_deleted() throws {
+        let h = try PeerHome()
+        defer { h.stop() }
+        try h.start()
+        let long = "buy oat milk, then call the plumber about the sink"
+        try h.capture(long)
+        try h.capture("keep me")
+        let id = try h.blockID(long)
+        try h.deliverPeer([Op(hlc: HLC(wall: wallClockMilliseconds(), counter: 0, actor: h.peer), kind: .deleteBlock, id: id)])
+        #expect(h.wait { !h.journal.contains(long) }, "\(h.journal)")
+        #expect(h.journal.contains("- keep me"))
+        #expect(h.wait { h.log.contains("deleted 1 block here") }, "\(h.log)")
+        let line = h.log.split(separator: "\n").first { $0.contains("deleted 1 block here") }.map(String.init) ?? ""
+        #expect(line == "outld: device \(h.peer) deleted 1 block here: \(id) \"buy oat milk, then call the plumber abou…\"",
+                "\(line)")
+        #expect(h.log.contains("merged 1 op from device \(h.peer): 0 created, 0 edited, 0 moved, 1 deleted"), "\(h.log)")
     }
 }

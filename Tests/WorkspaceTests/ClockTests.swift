@@ -1,6 +1,7 @@
 // The clock under peers whose clocks are wrong: a stamp is never lower than one the clock issued or
 // adopted, a peer stamp beyond HLClock.maxAhead is applied but held back and reported, a person's
-// edit wins over what they saw whatever its stamp, and devices still converge.
+// edit wins over what they saw whatever its stamp, and devices still converge. Also what a merge
+// says each device did (who deleted my line?).
 import SystemCalls
 import Testing
 import TestSupport
@@ -235,4 +236,35 @@ func update(_ id: BlockID, _ text: String, _ hlc: HLC) -> Op {
     _ = try await a.projectDirtyPages()
     #expect(await texts(a) == ["fixed by hand", "captured later"], "an older copy of the page deleted a later capture")
     await a.close()
+}
+
+@Test func a_merge_says_what_each_device_created_edited_moved_and_deleted() async throws {
+    let t = TestWorkspace()
+    let ws = try t.open()
+    let long = "buy oat milk\tand the rest of a very long line that goes on and on"
+    _ = try await ws.appendCaptures([capture(long), capture("second"), capture("third")])
+    let ids = await ws.journalBlocks(day1).map { BlockID($0.id)! }
+    let peer = BlockID.random()
+    let w = wallClockMilliseconds()
+    var created = captureOps(peer, 1, wall: w)
+    var moved = Op(hlc: HLC(wall: w + 1, counter: 0, actor: peer), kind: .moveBlock, id: ids[2]); moved.pos = "zz"
+    let edited = update(ids[1], "second, edited there", HLC(wall: w + 2, counter: 0, actor: peer))
+    let deleted = Op(hlc: HLC(wall: w + 3, counter: 0, actor: peer), kind: .deleteBlock, id: ids[0])
+    let deletedAgain = Op(hlc: HLC(wall: w + 4, counter: 0, actor: peer), kind: .deleteBlock, id: ids[0])
+    created[0].hlc.wall = w
+    try deliverPeerOps(t.root, peer, created + [moved, edited, deleted, deletedAgain])
+    let r = try await ws.mergeForeignOps()
+    let d = try #require(r.byDevice[peer.description])
+    #expect(d.created == 1 && d.edited == 1 && d.moved == 1 && d.deleted == 1, "\(d)")
+    #expect(d.deletedBlocks == [DeletedBlock(id: ids[0].description,
+                                             firstWords: "buy oat milk\\tand the rest of a very long…")])
+    await ws.close()
+}
+
+@Test func first_words_of_a_deleted_block_are_bounded_and_escaped() {
+    #expect(DeletedBlock.firstWords("short") == "short")
+    #expect(DeletedBlock.firstWords("two\nlines\r\u{85}\u{2028}\\") == "two\\nlines\\r\\u{85}\\u{2028}\\\\")
+    let forty = String(repeating: "é", count: 40)
+    #expect(DeletedBlock.firstWords(forty) == forty)
+    #expect(DeletedBlock.firstWords(forty + "x") == forty + "…")
 }
