@@ -18,6 +18,10 @@ public enum MessageID: String, CaseIterable, Sendable {
     case retrying = "2b77b075446d4a17a1e9a8ef9e6432fe"
     /// Another device's ops, delivered by a sync tool, merged into this device's workspace.
     case merged = "9c9b8d80ff6443feb261e787220db58b"
+    /// Blocks that were live here deleted by another device's ops: "who deleted my line?".
+    case deletedByDevice = "a1c1fe66611c46bda5351f1cc9c90d99"
+    /// Another device's ops stamped too far ahead of this machine's clock to be adopted.
+    case clockAhead = "1379b2ccff01446f9ca1bb70d52791f4"
 }
 
 public final class JournalLog {
@@ -73,6 +77,39 @@ public final class JournalLog {
         emit(priority: LOG_WARNING, id: .rejected,
              message: "rejected \(captureID) in \(inbox): \(reason) (moved to rejected/)",
              fields: [("OUTL_CAPTURE_ID", captureID), ("OUTL_REASON", reason), ("OUTL_INBOX", inbox)])
+    }
+
+    /// What one device's ops did in one live merge: INFO, MESSAGE_ID merged; and, when they deleted
+    /// blocks that were live here, NOTICE, MESSAGE_ID deletedByDevice, with the first few deleted
+    /// blocks' ids (one OUTL_BLOCK_ID each, so `journalctl OUTL_BLOCK_ID=` finds who deleted a block)
+    /// and first words, already bounded and escaped by the caller.
+    public func merged(device: String, ops: Int, created: Int, edited: Int, moved: Int, deleted: Int,
+                       deletedBlocks: [(id: String, firstWords: String)], pages: [String]) {
+        let what = "\(created) created, \(edited) edited, \(moved) moved, \(deleted) deleted"
+        let counts = [("OUTL_DEVICE", device), ("OUTL_MERGED_OPS", "\(ops)"), ("OUTL_CREATED", "\(created)"),
+                      ("OUTL_EDITED", "\(edited)"), ("OUTL_MOVED", "\(moved)"), ("OUTL_DELETED", "\(deleted)")]
+        emit(priority: LOG_INFO, id: .merged,
+             message: "merged \(ops) op\(ops == 1 ? "" : "s") from device \(device): \(what)",
+             fields: counts + [("OUTL_PAGES", pages.joined(separator: " "))])
+        guard deleted > 0 else { return }
+        var shown = deletedBlocks.map { "\($0.id) \"\($0.firstWords)\"" }.joined(separator: ", ")
+        if deleted > deletedBlocks.count { shown += " and \(deleted - deletedBlocks.count) more" }
+        emit(priority: LOG_NOTICE, id: .deletedByDevice,
+             message: "device \(device) deleted \(deleted) block\(deleted == 1 ? "" : "s") here: \(shown)",
+             fields: [("OUTL_DEVICE", device), ("OUTL_DELETED", "\(deleted)")]
+                + deletedBlocks.map { ("OUTL_BLOCK_ID", $0.id) } + deletedBlocks.map { ("OUTL_BLOCK_TEXT", $0.firstWords) })
+    }
+
+    /// Ops of one device stamped further ahead of this machine's clock than the bound: WARNING,
+    /// MESSAGE_ID clockAhead. `stamp` is the furthest one's, `kind` and `target` its op kind and id.
+    public func clockAhead(device: String, ops: Int, stamp: String, ahead: String, aheadMs: Int64,
+                           kind: String, target: String, bound: String) {
+        emit(priority: LOG_WARNING, id: .clockAhead,
+             message: "device \(device): \(ops) op\(ops == 1 ? "" : "s") stamped up to \(ahead) ahead of this machine's clock "
+                + "(furthest: \(kind) \(target) at \(stamp)); applied, but beyond the \(bound) bound, so this device's "
+                + "clock does not follow them",
+             fields: [("OUTL_DEVICE", device), ("OUTL_OPS", "\(ops)"), ("OUTL_HLC", stamp),
+                      ("OUTL_AHEAD_MS", "\(aheadMs)"), ("OUTL_OP_KIND", kind), ("OUTL_OP_ID", target)])
     }
 
     public func info(_ msg: String, id: MessageID? = nil, fields: [String: String] = [:]) {

@@ -48,6 +48,7 @@ public final class OutlDaemon {
 
         let daemon = RunningDaemon(options: options, config: config, log: log, signals: signals,
                                    io: io, workspace: workspace, watcher: watcher)
+        daemon.reportStampsAhead(await workspace.stampsHeldBackAtBoot)
         await daemon.catchUp()
         await daemon.drainNow()
         daemon.startWatchdog()

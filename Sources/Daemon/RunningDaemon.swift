@@ -267,16 +267,26 @@ final class RunningDaemon {
         for name in report.reread {
             log.info("\(name) changed before what was already read; read it again from its start")
         }
+        reportStampsAhead(report.heldBack)
         guard report.applied > 0 else { return }
         for (device, n) in report.appliedByActor.sorted(by: { $0.key < $1.key }) {
-            log.info("merged \(n) op\(n == 1 ? "" : "s") from device \(device)", id: .merged,
-                     fields: ["OUTL_DEVICE": device, "OUTL_MERGED_OPS": "\(n)",
-                              "OUTL_PAGES": report.dirtyPages.joined(separator: " ")])
+            let d = report.byDevice[device] ?? DeviceMerge()
+            log.merged(device: device, ops: n, created: d.created, edited: d.edited, moved: d.moved, deleted: d.deleted,
+                       deletedBlocks: d.deletedBlocks.map { ($0.id, $0.firstWords) }, pages: report.dirtyPages)
         }
         lastMerge = report.appliedByActor.count == 1
             ? "merged \(report.applied) ops from device \(report.appliedByActor.keys.first!.prefix(8))…"
             : "merged \(report.applied) ops from \(report.appliedByActor.count) devices"
         publishStatus()
+    }
+
+    /// One warning per device whose ops were stamped beyond the clock's bound (at the boot, or in a merge).
+    func reportStampsAhead(_ held: HeldBackStamps) {
+        for (device, a) in held.sorted(by: { $0.key < $1.key }) {
+            log.clockAhead(device: device, ops: a.ops, stamp: StampsAhead.spelled(a.furthest),
+                           ahead: StampsAhead.spelled(a.aheadMs), aheadMs: a.aheadMs, kind: a.kind, target: a.id,
+                           bound: StampsAhead.spelled(HLClock.maxAhead))
+        }
     }
 
     /// Judges the page files that wait for other devices' ops, and sets when to judge them next.

@@ -4,13 +4,23 @@
 import SystemCalls
 
 struct OpHistory {
+    /// An op as the history knows it: its stamp, and its place among its actor's ops in the order they
+    /// were first read (an actor's file order). Evidence compares places, not stamps: an edit stamped
+    /// after a field held back from the clock (HLClock.stamp(after:)) is ahead of its actor's later ops.
+    struct Noted {
+        var hlc: HLC
+        var ordinal: Int
+    }
     struct BlockStates {
-        var create: HLC?
-        /// (op stamp, hash of text+props) for the create and every update, in no particular order.
-        var texts: [(HLC, UInt64)] = []
+        /// The winning (least-stamped) create.
+        var create: Noted?
+        /// (op, hash of text+props) for the create and every update, in no particular order.
+        var texts: [(Noted, UInt64)] = []
     }
     var blocks: [BlockID: BlockStates] = [:]
     var preambles: [BlockID: Set<UInt64>] = [:]
+    /// Ops noted per actor so far: the next one's ordinal.
+    var noted: [BlockID: Int] = [:]
 
     static func hash(_ text: String, _ props: [Property]) -> UInt64 {
         var h = FNV1a()
@@ -31,13 +41,15 @@ struct OpHistory {
 
     mutating func note(_ op: Op) {
         switch op.kind {
-        case .createBlock:
+        case .createBlock, .updateBlock:
             var s = blocks[op.id] ?? BlockStates()
-            if s.create == nil || op.hlc < s.create! { s.create = op.hlc }
-            s.texts.append((op.hlc, OpHistory.projectedHash(op)))
+            // Read again (a conflict copy, a file read from its start): it keeps its first place.
+            if s.texts.contains(where: { $0.0.hlc == op.hlc }) { return }
+            let n = Noted(hlc: op.hlc, ordinal: noted[op.hlc.actor, default: 0])
+            noted[op.hlc.actor] = n.ordinal + 1
+            if op.kind == .createBlock, s.create.map({ op.hlc < $0.hlc }) ?? true { s.create = n }
+            s.texts.append((n, OpHistory.projectedHash(op)))
             blocks[op.id] = s
-        case .updateBlock:
-            blocks[op.id, default: BlockStates()].texts.append((op.hlc, OpHistory.projectedHash(op)))
         case .setPreamble:
             preambles[op.id, default: []].insert(OpHistory.hash(Markdown.normalizedText(op.text), []))
         default:
@@ -66,20 +78,21 @@ struct OpHistory {
     }
 }
 
-/// What a page file proves its producer had seen: per actor, the newest op stamp the file's content
-/// could only come from. Every actor's ops reach a device as a prefix of its op file (sync tools
-/// deliver whole files), so an op of that actor stamped no later than this was in the producer's state.
+/// What a page file proves its producer had seen: per actor, the furthest op in that actor's file
+/// order the file's content could only come from. Every actor's ops reach a device as a prefix of its
+/// op file (sync tools deliver whole files), so an op of that actor no later in it was in the
+/// producer's state. File order, not stamp order: an actor's stamps need not grow along its file.
 struct Evidence {
-    var seen: [BlockID: HLC] = [:]
+    var seen: [BlockID: Int] = [:]
 
-    mutating func raise(_ h: HLC) {
-        if let cur = seen[h.actor], !(cur < h) { return }
-        seen[h.actor] = h
+    mutating func raise(_ n: OpHistory.Noted) {
+        if let cur = seen[n.hlc.actor], cur >= n.ordinal { return }
+        seen[n.hlc.actor] = n.ordinal
     }
 
-    func covers(_ h: HLC) -> Bool {
-        guard let s = seen[h.actor] else { return false }
-        return !(s < h)
+    func covers(_ n: OpHistory.Noted) -> Bool {
+        guard let s = seen[n.hlc.actor] else { return false }
+        return s >= n.ordinal
     }
 
     /// A block shown in the file proves its create op; a state only one actor's ops produced proves
@@ -89,6 +102,8 @@ struct Evidence {
         if let c = s.create { raise(c) }
         let want = OpHistory.hash(text, props)
         let matches = s.texts.filter { $0.1 == want }.map(\.0)
-        if let first = matches.min(), matches.allSatisfy({ $0.actor == first.actor }) { raise(first) }
+        if let first = matches.min(by: { $0.hlc < $1.hlc }), matches.allSatisfy({ $0.hlc.actor == first.hlc.actor }) {
+            raise(first)
+        }
     }
 }

@@ -21,6 +21,9 @@ public struct OpLogSummary: Sendable, Equatable {
     public var lastOpWall: Int64?
     /// Bytes read: up to the end of its last valid line.
     public var bytes: Int
+    /// Its ops stamped further ahead of this machine's clock than HLClock.maxAhead (nil: none, or not
+    /// looked at). Filled by Workspace.opLogSummaries(root:), not by the follower.
+    public var aheadOfClock: StampsAhead? = nil
 }
 
 final class OpLogFollower {

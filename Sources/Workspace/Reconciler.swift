@@ -11,7 +11,8 @@
 //   Create is idempotent, so the two converge). Order is left alone (no move can be proven).
 // * Deletions must be proven: a live block missing from such a file is deleted only if the file's
 //   content proves its producer had the block (Evidence: another block or state of the same actor,
-//   stamped no earlier than the block's create, is in the file; each actor's ops arrive as a prefix)
+//   no earlier in that actor's op file than the block's create, is in the file; each actor's ops
+//   arrive as a prefix of its file, whose stamps need not grow: HLClock.stamp(after:))
 //   and had every edit of it. Otherwise the file is just older than the block, and the block stays.
 // * The three cases are one enum, Provenance, decided by the caller (WorkspaceCore+Reconcile) from
 //   how the file arrived and its inode; FileDiff switches on it for each judgement it makes.

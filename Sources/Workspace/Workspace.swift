@@ -56,8 +56,67 @@ public struct MergeReport: Sendable, Equatable {
     /// Pages the merge touched, relative to the root (`journals/2026_12_02.md`), in order; they are
     /// dirty, so the next `projectDirtyPages` writes those whose bytes change.
     public var dirtyPages: [String] = []
+    /// What the ops that changed the model did, per device (the actor id that stamped them).
+    public var byDevice: [String: DeviceMerge] = [:]
+    /// Ops read (applied or not) whose stamps were too far ahead for this device's clock to adopt.
+    public var heldBack: HeldBackStamps = [:]
 
     public init() {}
+}
+
+/// What one device's ops did in one merge, for "who deleted my line?".
+public struct DeviceMerge: Sendable, Equatable {
+    /// Blocks that did not exist here before.
+    public var created = 0
+    /// Blocks whose text or properties changed (an update, or a create with an earlier stamp).
+    public var edited = 0
+    public var moved = 0
+    /// Blocks that were live here and are deleted now.
+    public var deleted = 0
+    /// The first `deletedShown` of them, in the order their deletes were read.
+    public var deletedBlocks: [DeletedBlock] = []
+    /// Edits of blocks that have not arrived yet: applied when they do.
+    public var waiting = 0
+    /// Pages created and preambles set.
+    public var pages = 0
+
+    /// A bound on what one log entry carries, whatever a device deleted.
+    public static let deletedShown = 5
+
+    public init() {}
+}
+
+/// A block another device deleted: its id and how it began, safe to print.
+public struct DeletedBlock: Sendable, Equatable {
+    public var id: String
+    public var firstWords: String
+
+    public init(id: String, firstWords: String) { self.id = id; self.firstWords = firstWords }
+
+    public static let shownCharacters = 40
+
+    /// The first `shownCharacters` characters of `text`, control characters (and line separators)
+    /// spelled as escapes so a block's text cannot forge or break a log line; "…" when cut.
+    public static func firstWords(_ text: String) -> String {
+        var out = ""
+        var n = 0
+        for c in text {
+            if n == shownCharacters { out += "…"; break }
+            n += 1
+            for u in c.unicodeScalars {
+                switch u.value {
+                case 0x0A: out += "\\n"
+                case 0x0D: out += "\\r"
+                case 0x09: out += "\\t"
+                case 0x5C: out += "\\\\"
+                case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029:
+                    out += "\\u{" + String(u.value, radix: 16) + "}"
+                default: out.unicodeScalars.append(u)
+                }
+            }
+        }
+        return out
+    }
 }
 
 public actor Workspace {
@@ -107,12 +166,16 @@ public actor Workspace {
 
     private func writable() throws { if readOnly { throw WorkspaceError.readOnly } }
 
+    /// The ops the boot read stamped too far ahead of this machine's clock to be adopted, per device.
+    public var stampsHeldBackAtBoot: HeldBackStamps { core.heldBackAtBoot }
+
     /// Merges what other devices' op files (`.outl/ops/ops-*.jsonl` but this device's own, conflict
     /// copies included) gained since the boot or the last merge: only new bytes are read while a file's
     /// prefix is unchanged (whatever its inode), a file whose prefix changed is read again, a missing
     /// file (a sync tool between unlink and rename) or an incomplete last line is left for the next
-    /// call. The clock observes every op read, so a later local op is ordered after all of them. The
-    /// touched pages are marked dirty; call `projectDirtyPages()` to write them.
+    /// call. The clock observes every op read, so a later local op is ordered after all of them, but
+    /// for ops stamped beyond `HLClock.maxAhead`, applied yet held back from the clock (`heldBack`).
+    /// The touched pages are marked dirty; call `projectDirtyPages()` to write them.
     public func mergeForeignOps() throws -> MergeReport { try core.mergeForeignOps() }
 
     /// Releases the lock; the instance must not be used afterwards.
@@ -154,10 +217,18 @@ public actor Workspace {
 
     /// The same summaries read straight from the files, without the write lock or a model (for
     /// `outl status` beside a running outld). Nothing is cut or written.
+    /// Each file's ops stamped beyond `HLClock.maxAhead` of this machine's clock are in `aheadOfClock`.
     public static func opLogSummaries(root: String) throws -> [OpLogSummary] {
         let follower = OpLogFollower(dir: Path.join(root, ".outl/ops"), ownName: "", log: { _ in })
-        _ = try follower.boot(progress: nil) { _, _ in }
-        return follower.summaries()
+        let now = wallClockMilliseconds()
+        var file = ""
+        var ahead: [String: StampsAhead] = [:]
+        _ = try follower.boot(progress: nil, starting: { file = $0 }) { op, _ in
+            guard op.hlc.wall > now &+ HLClock.maxAhead else { return }
+            if ahead[file] == nil { ahead[file] = StampsAhead(op.hlc, kind: op.kind, id: op.id, now: now) }
+            else { ahead[file]!.add(op.hlc, kind: op.kind, id: op.id, now: now) }
+        }
+        return follower.summaries().map { var s = $0; s.aheadOfClock = ahead[s.file]; return s }
     }
 
     /// Op files that lost ops this device had seen (deleted, cut or rewritten by a sync tool or a

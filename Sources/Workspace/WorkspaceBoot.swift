@@ -31,17 +31,25 @@ struct WorkspaceBoot {
     let model: Model
     let clock: HLClock
     let stats: OpLogReadStats
+    /// Ops stamped too far ahead of this machine's clock for it to adopt (HLClock.maxAhead).
+    let heldBack: HeldBackStamps
 
     /// Reads every op file once through `follower` (this device's own file cut at its torn tail),
     /// leaving the cursors where the boot stopped for the first live merge.
     init(follower: OpLogFollower, actor: BlockID, progress: ((Int, Int) -> Void)?) throws {
         var booted = Model()
         var bootClock = HLClock(actor: actor)
+        var held = HeldBackStamps()
+        // One reading of the wall clock for the whole boot: a boot takes seconds, the bound is minutes.
+        let now = wallClockMilliseconds()
         stats = try follower.boot(progress: progress, sizing: { booted.blocks.reserve(logBytes: $0) }) { op, next in
             if let next { booted.blocks.prefetch(next) }
-            bootClock.observe(op.hlc)
+            // This device's own file too: an edit stamped after a held-back field (HLClock.stamp(after:))
+            // is as far ahead as that field, and a restart must not adopt it either.
+            if !bootClock.observe(op.hlc, now: now) { held.note(op.hlc, kind: op.kind, id: op.id, now: now) }
             booted.apply(op)
         }
+        heldBack = held
         booted.alsoTouched.removeAll()  // every page is dirty after the boot anyway
         model = booted
         clock = bootClock

@@ -22,6 +22,8 @@ final class WorkspaceCore {
     /// What this device has seen of every op file and wrote to its own (device-local).
     let seen: SeenOps
     let bootStats: OpLogReadStats
+    /// The ops the boot read stamped too far ahead for the clock to adopt, per device.
+    let heldBackAtBoot: HeldBackStamps
     /// Pages whose file may not show what the model says: each is reconciled, then written.
     var dirty = Set<BlockID>()
     let records: ReconcilerRecords
@@ -55,6 +57,7 @@ final class WorkspaceCore {
             model = boot.model
             clock = boot.clock
             bootStats = boot.stats
+            heldBackAtBoot = boot.heldBack
         } catch {
             seen.close()
             taken.release()
@@ -84,12 +87,31 @@ final class WorkspaceCore {
 
     // MARK: writing ops
 
-    /// Stamps, appends durably (one batch), then applies.
+    /// Stamps, appends durably (one batch), then applies. Each op is stamped after the field it
+    /// overwrites: these are a person's edits of what they saw, which must win even over a version
+    /// stamped far ahead (held back from the clock), or the edit would be silently reverted.
     func commit(_ ops: [Op]) throws {
         if ops.isEmpty { return }
         var stamped = ops
-        for i in stamped.indices { stamped[i].hlc = clock.tick() }
+        for i in stamped.indices { stamped[i].hlc = clock.stamp(after: fieldStamp(overwrittenBy: stamped[i])) }
         try appendThenApply(stamped)
+    }
+
+    /// The stamp an op must beat to take effect (Model's last-writer-wins per field), nil when none:
+    /// an update or delete beats the newest update and delete whatever the create, a move the newest
+    /// move, a preamble the newest preamble. Creates have none (the least stamp wins among creates).
+    func fieldStamp(overwrittenBy op: Op) -> HLC? {
+        switch op.kind {
+        case .updateBlock, .deleteBlock:
+            guard let r = model.blocks.find(op.id), let e = model.blocks.edits[r] else { return nil }
+            return [e.update, e.delete].compactMap { $0 }.max()
+        case .moveBlock:
+            return model.blocks.find(op.id).flatMap { model.blocks.edits[$0]?.move }
+        case .setPreamble:
+            return model.pages[op.id]?.preambleStamp
+        case .createPage, .createBlock, .unknown:
+            return nil
+        }
     }
 
     /// Appends stamped ops durably (one batch), then applies them: never the other way round.
@@ -142,7 +164,8 @@ final class WorkspaceCore {
 
     /// Reads what other devices' op files gained since the boot or the last merge (new files, files
     /// grown or replaced by a sync tool, conflict copies), applies it, lets the clock observe every op
-    /// read, and marks the pages it touched dirty for `projectDirtyPages`.
+    /// read (holding back, and reporting, stamps too far ahead), says what each device's ops did
+    /// (MergeReport.byDevice), and marks the pages it touched dirty for `projectDirtyPages`.
     func mergeForeignOps() throws -> MergeReport {
         var report = MergeReport()
         var byActor: [BlockID: Int] = [:]
@@ -150,9 +173,14 @@ final class WorkspaceCore {
         model.alsoTouched.removeAll()
         // A change in .outl/ops may have been a sync tool's version of this device's own file.
         do { try writer.checkOwnFile() } catch { log("checking this device's own op log: \(error)") }
+        let now = wallClockMilliseconds()
         let deliveries = try follower.follow { op, _ in
-            clock.observe(op.hlc)
+            if !clock.observe(op.hlc, now: now) { report.heldBack.note(op.hlc, kind: op.kind, id: op.id, now: now) }
             report.read += 1
+            // Who did what, for "who deleted my line?": a create is new only if no create of the id came
+            // before, a delete deletes only a block that was live.
+            let row = op.kind == .createBlock || op.kind == .deleteBlock ? model.blocks.find(op.id) : nil
+            let wasLive = row.map { !model.blocks.rows[$0].deleted } ?? false
             let change = model.change(op)
             history?.note(op.op())  // the op's Strings are made only once a history exists
             switch change {
@@ -161,6 +189,7 @@ final class WorkspaceCore {
             case .page(let p): touched.insert(p)
             }
             byActor[op.hlc.actor, default: 0] += 1
+            noteMerged(op, change: change, existed: row != nil, wasLive: wasLive, in: &report)
             if !model.alsoTouched.isEmpty {
                 touched.formUnion(model.alsoTouched)
                 model.alsoTouched.removeAll()
@@ -175,6 +204,27 @@ final class WorkspaceCore {
         let prefix = root.hasSuffix("/") ? root : root + "/"
         report.dirtyPages = touched.compactMap { filePath(of: $0).map { String($0.dropFirst(prefix.count)) } }.sorted()
         return report
+    }
+
+    /// Counts one applied op of another device in `report.byDevice` (DeviceMerge).
+    private func noteMerged(_ op: RawOpView, change: Model.Change, existed: Bool, wasLive: Bool, in report: inout MergeReport) {
+        let device = op.hlc.actor.description
+        var d = report.byDevice[device] ?? DeviceMerge()
+        switch op.kind {
+        case .createBlock where !existed: d.created += 1
+        case .createBlock, .updateBlock: if change == .hidden && op.kind == .updateBlock { d.waiting += 1 } else { d.edited += 1 }
+        case .moveBlock: if change == .hidden { d.waiting += 1 } else { d.moved += 1 }
+        case .deleteBlock:
+            if change == .hidden { d.waiting += 1 }
+            else if wasLive, let b = model.blocks[op.id], b.deleted {
+                d.deleted += 1
+                if d.deletedBlocks.count < DeviceMerge.deletedShown {
+                    d.deletedBlocks.append(DeletedBlock(id: op.id.description, firstWords: DeletedBlock.firstWords(b.text)))
+                }
+            }
+        case .createPage, .setPreamble, .unknown: d.pages += 1
+        }
+        report.byDevice[device] = d
     }
 
     // MARK: projection

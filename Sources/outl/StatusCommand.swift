@@ -1,6 +1,7 @@
 // StatusCommand: `outl status`, which answers "has my laptop's line reached this machine?": the
-// workspace, this device's actor, every device's op log (ops, time of its last op) and every inbox
-// with the captures waiting in it. Reads files only: no write lock, so it runs beside outld.
+// workspace, this device's actor, every device's op log (ops, time of its last op, ops stamped too
+// far ahead of this machine's clock) and every inbox with the captures waiting in it. Reads files
+// only: no write lock, so it runs beside outld.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,6 +28,12 @@ enum StatusCommand {
             if l.conflictCopy { who += " (conflict copy \(l.file))" }
             let last = l.lastOpWall.map(localTime) ?? "no op yet"
             out += "  \(who)  \(l.ops) op\(l.ops == 1 ? "" : "s")  last op \(last)\n"
+            if let a = l.aheadOfClock {
+                // Said on its own line, since the last op's time above is then in the future.
+                out += "    \(a.ops) op\(a.ops == 1 ? "" : "s") stamped beyond the \(StampsAhead.spelled(HLClock.maxAhead)) "
+                out += "bound ahead of this machine's clock, up to \(StampsAhead.spelled(a.aheadMs)) "
+                out += "(\(a.kind) \(a.id) at \(StampsAhead.spelled(a.furthest))): applied, not followed by the clock\n"
+            }
         }
         for f in faults { out += "  fault: \(f)\n" }
         out += "inboxes    \(inboxes.count)\n"

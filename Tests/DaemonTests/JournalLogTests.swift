@@ -28,6 +28,26 @@ import TestSupport
             """)
     }
 
+    @Test func a_merge_names_the_device_and_the_blocks_it_deleted_on_one_line_each() throws {
+        let t = TempDir("journallog")
+        let p = t.sub("stderr")
+        let fd = try Sys.open(p, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let log = JournalLog(mode: .stderr, stderrFD: fd)
+        let device = "01a23c25-be49-7f1c-97e1-fcb03edc25ae"
+        log.merged(device: device, ops: 9, created: 1, edited: 1, moved: 0, deleted: 7,
+                   deletedBlocks: [("0193f7e3-1c2d-4e5f-8a9b-0c1d2e3f4a5b", "buy oat milk\\nthen…"),
+                                   ("0193f7e3-1c2d-4e5f-8a9b-0c1d2e3f4a5c", "call mum")],
+                   pages: ["journals/2026_12_02.md"])
+        log.merged(device: device, ops: 1, created: 1, edited: 0, moved: 0, deleted: 0, deletedBlocks: [], pages: [])
+        Sys.close(fd)
+        #expect(readText(p) == """
+            outld: merged 9 ops from device \(device): 1 created, 1 edited, 0 moved, 7 deleted
+            outld: device \(device) deleted 7 blocks here: 0193f7e3-1c2d-4e5f-8a9b-0c1d2e3f4a5b "buy oat milk\\nthen…", 0193f7e3-1c2d-4e5f-8a9b-0c1d2e3f4a5c "call mum" and 5 more
+            outld: merged 1 op from device \(device): 1 created, 0 edited, 0 moved, 0 deleted
+
+            """)
+    }
+
     @Test func auto_mode_uses_the_journal_only_when_stderr_is_the_journal_stream() throws {
         let t = TempDir("journallog")
         let p = t.sub("stream")
