@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # sync.sh: issue 8 / SPEC 2.1 with real parts: two devices, each with its own HOME, state directory and
 # outld, keep ~/outl in sync through two Syncthing 1.19 instances on loopback. Five scenarios, then
-# checks from the files (lib/sync-checks.py), then a run with journals/ ignored by both Syncthings.
-# Bounded (about three minutes); a step the host refuses fails with its name; OUTL_KEEP_TMP=1 keeps $T.
+# checks from the files (lib/sync-checks.py), then a run with journals/ ignored by both Syncthings,
+# then a's own op log changed through the other device (a line appended, a deletion) and restarts.
+# Bounded (about four minutes); a step the host refuses fails with its name; OUTL_KEEP_TMP=1 keeps $T.
 if [ -z "${OUTL_SYNC_TEST_BOUNDED:-}" ]; then
   # One deadline for the whole test; on expiry SIGTERM reaches the script and the cleanup trap runs.
-  OUTL_SYNC_TEST_BOUNDED=1 exec timeout -k 20 "${OUTL_SYNC_TIMEOUT:-210}" bash "$0" "$@"
+  OUTL_SYNC_TEST_BOUNDED=1 exec timeout -k 20 "${OUTL_SYNC_TIMEOUT:-300}" bash "$0" "$@"
 fi
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib/common.sh"
@@ -50,7 +51,7 @@ on_exit() {
   exit $rc
 }
 trap on_exit EXIT
-trap 'echo "FAIL: sync.sh ran out of time (${OUTL_SYNC_TIMEOUT:-210}s) at ${SECONDS}s"; exit 124' TERM
+trap 'echo "FAIL: sync.sh ran out of time (${OUTL_SYNC_TIMEOUT:-300}s) at ${SECONDS}s"; exit 124' TERM
 
 # die STEP WHY: a step of the test itself cannot go on (not the host's fault); exit 1, the trap cleans up.
 die() { printf 'FAIL: %s: %s\n' "$1" "$2"; exit 1; }
@@ -288,6 +289,46 @@ for d in "${DEVS[@]}"; do
 done
 settle "the journals-ignored run"
 checks journals "journals projected separately"
+
+# ---- 7. the sync tool changes a device's own op log: a line appended on the other device, a deletion ----
+actor_a=$(awk '$1=="a"{print $2}' "$SYNC_ACTORS")
+own_a=.outl/ops/ops-$actor_a.jsonl
+repairs_on_a() { grep -c "written again from this device's archive" "$T/a/outld.log" 2>/dev/null || true; }
+repaired_since() { [ "$(repairs_on_a)" -gt "$1" ]; }
+step "7a. a line appended to a's op log on b reaches a through Syncthing; a sets it aside and loses nothing"
+capture a "sy-a-301-end"
+wait_for 10 "both inboxes to drain" inboxes_empty || fail "inboxes drained before scenario 7"
+settle "a capture on a"
+before=$(repairs_on_a)
+printf 'stray line appended to the op log of a on b\n' >>"${WSD[b]}/$own_a"
+settle "a line appended to a's op log on b"
+wait_for 30 "a to write its own op log again" repaired_since "$before" \
+  && ok "a noticed the line b appended to its op log and wrote the log again" \
+  || fail "a did not notice the line b appended to its op log: $(tail -3 "$T/a/outld.log")"
+capture a "sy-a-302-end"
+settle "the stray line"
+for d in "${DEVS[@]}"; do
+  if grep -q "stray line" "${WSD[$d]}/$own_a"; then fail "a's op log on $d still holds the line b appended"
+  else ok "a's op log on $d holds no line of b's"; fi
+done
+grep -qs "stray line" "${WSD[a]}"/.outl/set-aside/* && ok "a kept the stray line under .outl/set-aside" \
+  || fail "a did not keep the stray line under .outl/set-aside"
+
+step "7b. a's op log deleted on b (Syncthing deletes it everywhere); then both outld restarted"
+before=$(repairs_on_a)
+rm -f "${WSD[b]}/$own_a"
+settle "a's op log deleted on b"
+wait_for 30 "a to write its own op log again" repaired_since "$before" \
+  && ok "a wrote its op log again after b deleted it" || fail "a did not write its op log again after b deleted it"
+capture b "sy-b-303-end"
+settle "the deletion of a's op log"
+for d in "${DEVS[@]}"; do stop_outld "$d"; done
+for d in "${DEVS[@]}"; do start_outld "$d"; done
+capture a "sy-a-304-end"
+capture b "sy-b-304-end"
+wait_for 10 "both inboxes to drain" inboxes_empty || fail "inboxes drained after scenario 7"
+settle "restarts after the deletion"
+checks journals "after the sync tool changed a's op log"
 
 # ---- final checks over everything ---------------------------------------------------------------------
 step "final checks"
