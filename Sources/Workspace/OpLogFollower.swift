@@ -70,7 +70,7 @@ final class OpLogFollower {
             let own = name == ownName
             var c = cursors[name] ?? OpFileCursor()
             let badBefore = c.bad
-            let outcome = try c.read(path, writable: own, sink: sink) { n in progress?(done + n, total) }
+            let outcome = try c.read(path, writable: own, log: log, sink: sink) { n in progress?(done + n, total) }
             cursors[name] = c
             guard case .read(_, _, let ops, let size, let tail) = outcome else { continue }
             done += size
@@ -102,7 +102,7 @@ final class OpLogFollower {
             var c = cursors[name] ?? OpFileCursor()
             let badBefore = c.bad
             do {
-                let outcome = try c.read(path, writable: false, sink: sink)
+                let outcome = try c.read(path, writable: false, log: log, sink: sink)
                 cursors[name] = c
                 if case .read = outcome { out.append(Delivery(name: name, outcome: outcome)) }
             } catch {

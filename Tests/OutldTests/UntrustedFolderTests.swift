@@ -1,0 +1,57 @@
+// UntrustedFolderTests: the workspace is a synced folder, so any file may be at any name in it. The
+// real outld and outl-capture on real temp workspaces meet what a sync tool or a peer can leave there:
+// a capture whose day cannot be named, a rejected/ that is a file or a link, a captures directory
+// (or .outl) replaced by a link, an op file of another device without a newline. Each test names
+// what it proves; none of these may stop capture, follow a link, or take unbounded memory.
+import CaptureFormat
+import Foundation
+import SystemCalls
+import Testing
+import TestSupport
+
+@Suite(.serialized) struct UntrustedFolderTests {
+    @Test func op_file_without_a_newline_is_read_in_bounded_memory() throws {
+        let h = try OutlHome()
+        _ = try h.captureID("lands despite the huge op file")
+        let ops = Path.join(h.workspace, ".outl/ops")
+        try FileManager.default.createDirectory(atPath: ops, withIntermediateDirectories: true)
+        // Another device's op file: 1 GiB, sparse (no disk), no newline anywhere.
+        let peer = Path.join(ops, "ops-0f0e0d0c-0b0a-4908-8706-050403020100.jsonl")
+        let fd = open(peer, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        #expect(fd >= 0)
+        #expect(ftruncate(fd, 1 << 30) == 0)
+        close(fd)
+        let r = try runMeasuringPeakRSS(binPath("outld"), ["--once", "--log", "stderr"], env: h.env)
+        #expect(r.status == 0, "status \(r.status): \(r.stderr)")
+        #expect(h.journal().contains("lands despite the huge op file"))
+        #expect(r.peakRSSKiB < 300 * 1024, "peak RSS \(r.peakRSSKiB) KiB")
+        #expect(r.stderr.contains(peer) && r.stderr.contains("offset 0"), "the long line is reported: \(r.stderr)")
+        print("op_file_without_a_newline_is_read_in_bounded_memory: peak RSS \(r.peakRSSKiB) KiB for a 1 GiB line")
+    }
+}
+
+/// Runs a program to completion and reports its own peak RSS (wait4's rusage, for this child only).
+func runMeasuringPeakRSS(_ executable: String, _ args: [String], env: [String: String]) throws
+    -> (status: Int32, peakRSSKiB: Int, stderr: String) {
+    let dir = TempDir("rss")
+    let errPath = dir.sub("stderr")
+    var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("OUTL_") }
+    for (k, v) in env { if v.isEmpty { environment.removeValue(forKey: k) } else { environment[k] = v } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    let argv = ([executable] + args).map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+    guard rc == 0 else { throw Errno(rc) }
+    var status: Int32 = 0
+    var usage = rusage()
+    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+    let exited = status & 0x7f == 0
+    return (exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), Int(usage.ru_maxrss), readText(errPath) ?? "")
+}
