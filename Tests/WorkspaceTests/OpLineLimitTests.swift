@@ -75,4 +75,15 @@ import TestSupport
         op.props = [Property("captured-at", "2026-12-02T09:00:00.000+01:00"), Property("source", String(repeating: "s", count: 1 << 20))]
         #expect(OpEncoder.line(op).count < OpFileCursor.maxLineBytes)
     }
+
+    @Test func the_fuzz_seeds_are_valid_op_lines() throws {
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { root.deleteLastPathComponent() }
+        let seed = try Data(contentsOf: root.appendingPathComponent("fuzz/corpus/fuzz-oplog/seed-valid-log"))
+        let dir = TempDir("outl-linelimit")
+        let path = dir.sub("ops-seed.jsonl")
+        try putFile(path, Array(seed.dropFirst()))
+        let r = try read(path, bound: OpFileCursor.maxLineBytes, writable: false)
+        #expect(r.ids.count == 8 && r.cursor.bad == 0, "seed ops: \(r.ids.count), bad \(r.cursor.bad)")
+    }
 }
