@@ -160,8 +160,14 @@ private func drainBatch(
         case .stop: break decoding
         case .proceed(let capture):
             for w in capture.warnings { observer.warning(inbox: entry.inbox, name: entry.name, message: w) }
+            // The block first: a copy is deleted with the first of its id only if that one lands.
+            let block: CaptureBlock, warning: String?
+            switch settle.act(on: captureBlock(capture, id: entry.id), for: entry) {
+            case .skip: continue
+            case .stop: break decoding
+            case .proceed(let made): (block, warning) = made
+            }
             if !seen.insert(entry.id).inserted { copies.append(entry); continue }
-            let (block, warning) = captureBlock(capture, id: entry.id)
             if let warning { observer.warning(inbox: entry.inbox, name: entry.name, message: warning) }
             landing.append(Landing(entry: entry, block: block))
         }

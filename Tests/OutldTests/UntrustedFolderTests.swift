@@ -10,6 +10,24 @@ import Testing
 import TestSupport
 
 @Suite(.serialized) struct UntrustedFolderTests {
+    @Test func capture_past_year_9999_is_set_aside_and_the_next_lands() throws {
+        let h = try OutlHome()
+        _ = try h.captureID("before the far future")
+        let far = "7ZZZZZZZZZZZZZZZZZZZZZZZZZ.json"  // a valid ULID: its time is in the year 10889
+        try writeText(Path.join(h.inbox, far), #"{"text":"from the far future"}"#)
+        let r = try h.outld(["--once"])
+        #expect(!r.signaled && r.status == 0, "status \(r.status): \(r.stderr)")
+        #expect(h.journal().contains("before the far future"))
+        let reason = readText(Path.join(h.inbox, "rejected/\(far).reason")) ?? ""
+        #expect(reason.contains("9999"), "reason: \(reason)")
+        #expect(!h.pending().contains(far))
+        // The start after it is not a crash loop: the next capture lands too.
+        _ = try h.captureID("after the far future")
+        let again = try h.outld(["--once"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(h.journal().contains("after the far future"))
+    }
+
     @Test func op_file_without_a_newline_is_read_in_bounded_memory() throws {
         let h = try OutlHome()
         _ = try h.captureID("lands despite the huge op file")
