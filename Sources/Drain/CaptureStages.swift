@@ -46,7 +46,8 @@ private func content(of file: ReadEntry) -> Verdict<[UInt8]> {
         return .land(bytes)
     case .success:
         do {
-            return .land(try Durable.readRegularFile(file.opened.entry.path, limit: CaptureFile.maxFileBytes))
+            let entry = file.opened.entry
+            return .land(try Durable.readRegularFile(entry.name, in: entry.directory, fullPath: entry.path, limit: CaptureFile.maxFileBytes))
         } catch let e as Errno where e.code == EFBIG {
             return .setAside("grew past the \(CaptureFile.maxFileBytes)-byte limit while being read: not read")
         } catch let e as Errno where e == .ENOENT {
