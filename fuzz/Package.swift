@@ -13,13 +13,17 @@ let package = Package(
         .target(name: "JSONText"),
         .target(name: "CaptureFormat", dependencies: ["SystemCalls", "JSONText"]),
         .target(name: "CCRC32C"),
-        .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C", "JSONText"]),
+        // -enable-testing: fuzz-oplog reaches the op-log reader's internals (@testable import).
+        .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C", "JSONText"],
+                swiftSettings: [.unsafeFlags(["-enable-testing"])]),
         // Proves the pipeline on pure code that exists now.
         .executableTarget(name: "fuzz-path", dependencies: ["SystemCalls"], swiftSettings: fuzzFlags),
         // The capture decoder: built by run.sh only once CaptureFile.decode exists.
         .executableTarget(name: "fuzz-capture-decode", dependencies: ["CaptureFormat", "SystemCalls"], swiftSettings: fuzzFlags),
         // The Markdown page parser and its render round trip.
         .executableTarget(name: "fuzz-markdown", dependencies: ["Workspace"], swiftSettings: fuzzFlags),
+        // The op-log line reader (OpFileCursor, LineScan, OpParser) on arbitrary files.
+        .executableTarget(name: "fuzz-oplog", dependencies: ["Workspace", "SystemCalls"], swiftSettings: fuzzFlags),
     ],
     swiftLanguageModes: [.v5]
 )

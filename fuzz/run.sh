@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 export PATH=/opt/swift/usr/bin:$PATH
 secs=${1:-60}
 shift || true
-all=(fuzz-path fuzz-capture-decode fuzz-markdown)
+all=(fuzz-path fuzz-capture-decode fuzz-markdown fuzz-oplog)
 [ $# -gt 0 ] && targets=("$@") || targets=("${all[@]}")
 
 failed=0

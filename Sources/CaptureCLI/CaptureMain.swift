@@ -67,7 +67,7 @@ enum Writer {
         let text = try checked(input.text)
         let source = try checkedSource(o.source ?? input.source ?? plan.defaultSource)
         let stamp = plan.at ?? localNow(environment: environment)
-        let id = try save(text: text, source: source, stamp: stamp, inbox: plan.inbox)
+        let id = try save(text: text, source: source, stamp: stamp, inbox: plan.inbox, workspace: plan.workspace)
         // Durable: now, and only now, say so.
         Out.stdout(id.string + "\n")
         if !o.quiet { Out.stderr("Saved for \(receiptDay(stamp)); lands in your journal when outld drains it\n") }
@@ -78,6 +78,8 @@ enum Writer {
     /// What is settled before the text is read: where it goes, when it was made (with --at).
     struct Plan {
         var inbox: String
+        /// The root whose inbox `inbox` is (nil for a device-local one): nothing below it is followed.
+        var workspace: String?
         var at: Timestamp?
         var defaultSource: String
 
@@ -98,7 +100,7 @@ enum Writer {
             }
             if let ws = target.explicitWorkspace { try requireDirectory(ws) }
             let source = o.prompt ? "hotkey" : o.uri != nil ? "share" : o.selection.map { $0 == .primary ? "selection" : "clipboard" } ?? "cli"
-            return Plan(inbox: target.inbox, at: at, defaultSource: source)
+            return Plan(inbox: target.inbox, workspace: target.workspace, at: at, defaultSource: source)
         }
     }
 
@@ -188,19 +190,24 @@ enum Writer {
     }
 
     /// The Maildir delivery; returns the capture id once the file is durable.
-    static func save(text: String, source: String, stamp: Timestamp, inbox: String) throws -> ULID {
+    static func save(text: String, source: String, stamp: Timestamp, inbox: String, workspace: String?) throws -> ULID {
         var gen = ULIDGenerator()
         let id = gen.next(nowMs: UInt64(stamp.epochMilliseconds))
         let bytes = CaptureFile.encode(Capture(text: text, capturedAt: stamp.rfc3339, source: source))
+        let dir: FileDescriptor
         do {
-            try Inbox.ensure(inbox)
+            dir = try Inbox.openForDelivery(inbox, workspace: workspace)
+        } catch let e as UnsafeComponent {
+            throw Failure(ExitStatus.cantCreate, "refused: \(e); nothing saved")
         } catch {
             throw Failure(ExitStatus.of(error, otherwise: ExitStatus.cantCreate), "cannot create inbox \(inbox): \(error); nothing saved")
         }
-        do {
-            _ = try Inbox.deliver(bytes, id: id, to: inbox)
-        } catch {
-            throw Failure(ExitStatus.of(error, otherwise: ExitStatus.ioError), "cannot save to \(inbox): \(error); nothing saved")
+        try dir.closeAfter {
+            do {
+                _ = try Inbox.deliver(bytes, id: id, to: dir, at: inbox)
+            } catch {
+                throw Failure(ExitStatus.of(error, otherwise: ExitStatus.ioError), "cannot save to \(inbox): \(error); nothing saved")
+            }
         }
         return id
     }

@@ -1,7 +1,8 @@
 // ListCommand: `--list` shows the captures still waiting in every inbox outld drains, oldest
-// first. It only reads: files are opened without following symlinks or blocking on FIFOs. What it
-// prints came from files anyone may have written, so control characters are shown escaped, never
-// sent to the terminal.
+// first. It only reads: an inbox inside the workspace is opened without following any link below the
+// workspace's root (a linked one is refused), files without following symlinks or blocking on FIFOs.
+// What it prints came from files anyone may have written, so control characters are shown escaped,
+// never sent to the terminal.
 import CaptureFormat
 import CaptureInbox
 import OutlConfig
@@ -11,10 +12,18 @@ enum ListCommand {
     /// One line per capture: `ID  TIME  SOURCE  TEXT`, with the inbox after SOURCE when several
     /// inboxes are listed. "nothing waiting" on stderr when there is nothing.
     static func run(_ config: OutlConfig, home: String?) throws -> Int32 {
-        var rows: [(name: String, dir: String)] = []
+        var rows: [(name: String, dir: String, fd: FileDescriptor)] = []
+        var open: [FileDescriptor] = []
+        defer { open.closeAfter {} }
         for dir in config.drainedInboxes {
             do {
-                for n in try Inbox.pending(dir) { rows.append((n, dir)) }
+                let fd = try Inbox.open(dir, workspace: config.workspaceRoot)
+                open.append(fd)
+                for n in try Inbox.pending(fd, at: dir) { rows.append((n, dir, fd)) }
+            } catch let e as Errno where e == .ENOENT {
+                continue  // an inbox nobody has written to yet
+            } catch let e as UnsafeComponent {
+                throw Failure(ExitStatus.cantCreate, "refused: \(e)")
             } catch {
                 throw Failure(ExitStatus.of(error, otherwise: ExitStatus.ioError), "cannot list \(dir): \(error)")
             }
@@ -30,7 +39,7 @@ enum ListCommand {
             let id = CaptureName.captureID(of: r.name) ?? r.name
             let inbox = several ? "  " + visible(abbreviated(r.dir, home: home)) : ""
             do {
-                let bytes = try Durable.readRegularFile(Path.join(r.dir, r.name), limit: CaptureFile.maxFileBytes)
+                let bytes = try Durable.readRegularFile(r.name, in: r.fd, fullPath: Path.join(r.dir, r.name), limit: CaptureFile.maxFileBytes)
                 let c = try CaptureFile.decode(bytes)
                 let at = c.capturedAt?.rfc3339 ?? c.capturedAtRaw ?? "-"
                 out += "\(id)  \(visible(at))  \(visible(c.source))\(inbox)  \(visible(CaptureFile.oneLine(c.text, max: 60)))\n"

@@ -1,6 +1,10 @@
 // Inbox: the Maildir discipline on one inbox directory. A capture is in the inbox only after
 // temp write, fsync, rename and the directory fsync have all returned; on any failure nothing of
 // this delivery is left behind (no temp, no unconfirmed final file).
+// Threat: the workspace is a synced folder, so `.outl` or `.outl/captures` may have been replaced by
+// a link to some other directory. An inbox inside the workspace is opened component by component
+// from the workspace's descriptor without following links (DirectoryWalk); its `tmp/` is ours in any
+// inbox and is never followed either. Everything after the open is relative to the descriptor.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,44 +15,92 @@ public enum Inbox {
     public static let tempDirName = "tmp"
     public static let rejectedDirName = "rejected"
 
-    /// Makes `dir` and `dir/tmp` exist (0700, parents created and fsync'd). Existing
-    /// directories keep their mode; a non-directory in the way is ENOTDIR.
-    public static func ensure(_ dir: String) throws {
-        try Durable.makeDirectory(Path.join(dir, tempDirName), mode: 0o700)
+    /// Opens the inbox `dir`. Inside `workspace` (its root) no component below the root is followed
+    /// (`UnsafeComponent` says which one was a link); elsewhere it is a device-local inbox the user
+    /// named, reached as they spelled it. With `create`, missing directories are made 0700.
+    public static func open(_ dir: String, workspace: String?, create: Bool = false) throws -> FileDescriptor {
+        if let root = workspace, DirectoryWalk.components(of: dir, below: root) != nil {
+            return try DirectoryWalk.open(dir, beneath: root, create: create ? 0o700 : nil)
+        }
+        if create { try Durable.makeDirectory(dir, mode: 0o700) }
+        return try FileDescriptor.open(dir, O_RDONLY | O_DIRECTORY)
     }
 
-    /// Delivers one capture file: O_EXCL temp `<dir>/tmp/<ULID>.<pid>.tmp` (0600), write, fsync,
-    /// rename to `<dir>/<ULID>.json`, fsync `dir`. Returns the final path once all of it is durable.
-    /// If the directory fsync fails, the final name is taken back: an error means "not saved".
-    public static func deliver(_ bytes: [UInt8], id: ULID, to dir: String) throws -> String {
-        let temp = Path.join(Path.join(dir, tempDirName), "\(id.string).\(getpid()).tmp")
-        let final = Path.join(dir, CaptureName.fileName(for: id))
-        try Durable.publish(bytes, to: final, via: temp, mode: 0o600,
-                            syncTempDirectory: false, retractIfUnsynced: true)
-        return final
-    }
-
-    /// The final-form names in `dir`, sorted (= capture order). A missing inbox is empty.
-    public static func pending(_ dir: String) throws -> [String] {
-        let names: [String]
+    /// Makes `dir` and `dir/tmp` exist (0700, parents created and fsync'd) and returns `dir` open,
+    /// ready for `deliver`. Existing directories keep their mode; a non-directory in the way is
+    /// ENOTDIR, a link inside the workspace (or a `tmp` that is a link) `UnsafeComponent`.
+    public static func openForDelivery(_ dir: String, workspace: String?) throws -> FileDescriptor {
+        let inbox = try open(dir, workspace: workspace, create: true)
         do {
-            names = try Sys.readDirectory(dir)
+            try DirectoryWalk.open(Path.join(dir, tempDirName), beneath: dir, create: 0o700, from: inbox).close()
+        } catch {
+            inbox.close()
+            throw error
+        }
+        return inbox
+    }
+
+    /// `openForDelivery` for a caller that only wants the directories there (the daemon, tests).
+    public static func ensure(_ dir: String, workspace: String? = nil) throws {
+        try openForDelivery(dir, workspace: workspace).close()
+    }
+
+    /// Delivers one capture file into the open inbox `inbox` (at `dir`): O_EXCL temp
+    /// `tmp/<ULID>.<pid>.tmp` (0600), write, fsync, rename to `<ULID>.json`, fsync the inbox.
+    /// Returns the final path once all of it is durable. If the directory fsync fails, the final
+    /// name is taken back: an error means "not saved".
+    public static func deliver(_ bytes: [UInt8], id: ULID, to inbox: FileDescriptor, at dir: String) throws -> String {
+        let tmpPath = Path.join(dir, tempDirName)
+        let tmp = try DirectoryWalk.open(tmpPath, beneath: dir, from: inbox)
+        let name = CaptureName.fileName(for: id)
+        try tmp.closeAfter {
+            try Durable.publish(bytes, name: name, in: inbox, dirPath: dir, via: "\(id.string).\(getpid()).tmp",
+                                in: tmp, tempDirPath: tmpPath, mode: 0o600,
+                                syncTempDirectory: false, retractIfUnsynced: true)
+        }
+        return Path.join(dir, name)
+    }
+
+    /// `deliver` into the inbox at `dir`, opened as spelled (a device-local inbox, tests).
+    public static func deliver(_ bytes: [UInt8], id: ULID, to dir: String) throws -> String {
+        let inbox = try open(dir, workspace: nil)
+        return try inbox.closeAfter { try deliver(bytes, id: id, to: inbox, at: dir) }
+    }
+
+    /// The final-form names in the open inbox, sorted (= capture order).
+    public static func pending(_ inbox: FileDescriptor, at dir: String) throws -> [String] {
+        try inbox.readDirectory(path: dir).filter(CaptureName.isFinal).sorted()
+    }
+
+    /// The final-form names in `dir`, sorted; a missing inbox is empty. Inside `workspace`, a
+    /// link where a directory should be is refused (`UnsafeComponent`).
+    public static func pending(_ dir: String, workspace: String? = nil) throws -> [String] {
+        let inbox: FileDescriptor
+        do {
+            inbox = try open(dir, workspace: workspace)
         } catch let e as Errno where e == .ENOENT {
             return []
         }
-        return names.filter(CaptureName.isFinal).sorted()
+        return try inbox.closeAfter { try pending(inbox, at: dir) }
     }
 
     /// Removes regular files in `dir/tmp` whose mtime is older than the cutoff (Maildir's 36 hours):
     /// a writer that died mid-delivery leaves one behind. Errors are ignored; it is housekeeping.
-    public static func removeStaleTemps(_ dir: String, olderThanSeconds: Int = 36 * 3600) {
-        let tmp = Path.join(dir, tempDirName)
-        guard let names = try? Sys.readDirectory(tmp) else { return }
-        let cutoff = time(nil) - olderThanSeconds
-        for n in names {
-            let p = Path.join(tmp, n)
-            guard let st = try? Sys.lstat(p), (st.st_mode & S_IFMT) == S_IFREG else { continue }
-            if st.st_mtim.tv_sec < cutoff { try? Sys.unlink(p) }
+    /// A `tmp` that is a link is never listed: its target's files are not ours to remove.
+    public static func removeStaleTemps(_ dir: String, workspace: String? = nil, olderThanSeconds: Int = 36 * 3600) {
+        guard let inbox = try? open(dir, workspace: workspace) else { return }
+        inbox.closeAfter {
+            let tmpPath = Path.join(dir, tempDirName)
+            guard let tmp = try? DirectoryWalk.open(tmpPath, beneath: dir, from: inbox) else { return }
+            tmp.closeAfter {
+                guard let names = try? tmp.readDirectory(path: tmpPath) else { return }
+                let cutoff = time(nil) - olderThanSeconds
+                for n in names {
+                    let p = Path.join(tmpPath, n)
+                    guard let st = try? tmp.stat(n, fullPath: p), (st.st_mode & S_IFMT) == S_IFREG else { continue }
+                    if st.st_mtim.tv_sec < cutoff { try? tmp.unlink(n, fullPath: p) }
+                }
+            }
         }
     }
 }

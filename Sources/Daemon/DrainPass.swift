@@ -9,7 +9,7 @@ enum DrainPass {
     /// What is owed before the first pass of a start or a rescan: the writer temporaries a killed
     /// writer left, then the hand edits made while nothing watched the pages.
     static func catchUp(_ inboxes: [String], workspace: Workspace, log: JournalLog) async {
-        sweep_stale_temps(inboxes)
+        sweep_stale_temps(inboxes, workspace: workspace.root)
         do { try await workspace.reconcileAll() } catch { log.warning("reconcile: \(error)") }
     }
 

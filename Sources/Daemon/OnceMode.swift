@@ -2,7 +2,8 @@
 // when a running outld owns the workspace it is asked to drain (SIGUSR1) and we wait for the files
 // that were waiting to leave the inbox; otherwise we take the lock, drain, and exit.
 // Exit 75 only for what a retry can fix (a busy owner, a lock, a transient I/O error); a missing
-// workspace at --workspace is 73, a permission problem 77, an unusable workspace 69.
+// workspace at --workspace, a linked inbox or a bad file its rejected/ cannot take is 73, a
+// permission problem 77, an unusable workspace 69. A bad file kept never stops the others.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,17 +60,32 @@ public enum OnceMode {
     static func drain(_ workspace: Workspace, io: BatchIO, config: OutlConfig, log: JournalLog) async -> Int32 {
         let observer = DrainLog(log)
         for inbox in config.drainedInboxes where (try? Sys.lstat(inbox)) == nil {
-            try? Inbox.ensure(inbox)
+            try? Inbox.ensure(inbox, workspace: config.workspaceRoot)
         }
         await DrainPass.catchUp(config.drainedInboxes, workspace: workspace, log: log)
         let report = await DrainPass.run(config.drainedInboxes, workspace: workspace, io: io, observer: observer,
                                          log: log, options: .fromEnvironment())
         await workspace.close()
+        for line in report.refusedInboxes { log.error(line) }
         var line = "drained \(report.drained), rejected \(report.rejected)"
         if report.duplicates > 0 { line += ", \(report.duplicates) already present" }
         if report.deferred > 0 { line += ", \(report.deferred) left waiting (\(report.transientError ?? "transient error"))" }
+        if !report.unsettled.isEmpty {
+            line += ", \(report.unsettled.count) bad file(s) kept in the inbox (cannot set aside: \(report.unsettled[0].path))"
+        }
+        if !report.refusedInboxes.isEmpty { line += ", \(report.refusedInboxes.count) inbox(es) refused" }
         print(line)
-        return report.deferred == 0 && report.transientError == nil ? 0 : 75
+        return status(of: report)
+    }
+
+    /// A problem a person must fix outranks one that time fixes: 77 (rejected/ may not be
+    /// written), 73 (an inbox or its rejected/ is a link or no directory), 75 (retry later), 0.
+    static func status(of report: DrainReport) -> Int32 {
+        let blockers = report.unsettled.map(\.blocker)
+        if blockers.contains(.permission) { return 77 }
+        if blockers.contains(.notADirectory) || !report.refusedInboxes.isEmpty { return 73 }
+        if report.deferred > 0 || report.transientError != nil || blockers.contains(.transient) { return 75 }
+        return 0
     }
 
     enum Asked { case done(String), timedOut(Int), ownerGone }
@@ -80,7 +96,7 @@ public enum OnceMode {
     static func askOwner(_ pid: Int32, config: OutlConfig, deadline: UInt64) -> Asked {
         var waiting: [(inbox: String, name: String)] = []
         for inbox in config.drainedInboxes {
-            for name in (try? Inbox.pending(inbox)) ?? [] { waiting.append((inbox, name)) }
+            for name in (try? Inbox.pending(inbox, workspace: config.workspaceRoot)) ?? [] { waiting.append((inbox, name)) }
         }
         guard let watcher = try? InotifyWatcher() else { return .timedOut(waiting.count) }
         for inbox in config.drainedInboxes { try? watcher.watchInbox(inbox) }

@@ -97,7 +97,7 @@ public final class OutlDaemon {
         do {
             let watcher = try InotifyWatcher()
             for inbox in config.drainedInboxes {
-                try Inbox.ensure(inbox)
+                try Inbox.ensure(inbox, workspace: root)
                 try watcher.watchInbox(inbox)
             }
             for dir in ["journals", "pages"] {

@@ -63,6 +63,8 @@ final class RunningDaemon {
     var backoff = Backoff()
     var watchdogEvery: UInt64? = nil    // ns between WATCHDOG=1 pings (half of WatchdogSec)
     var lastError: String? = nil
+    /// The inboxes the last pass refused (a link inside the workspace), each logged once.
+    var lastRefused: Set<String> = []
     /// What the last merge of other devices' ops did (for STATUS=).
     var lastMerge: String? = nil
 
@@ -252,7 +254,7 @@ final class RunningDaemon {
 
     /// Creates an inbox if it is missing (a writer may not have run yet) and watches it.
     private func prepareInbox(_ inbox: String) throws {
-        try Inbox.ensure(inbox)
+        try Inbox.ensure(inbox, workspace: config.workspaceRoot)
         try watcher.watchInbox(inbox)
     }
 
@@ -308,7 +310,12 @@ final class RunningDaemon {
         let report = await DrainPass.run(config.drainedInboxes, workspace: workspace, io: io, observer: drainLog,
                                          log: log, options: drainOptions)
         if io.holdsRing { deadlines.ringRelease = monotonicNanoseconds() + RunningDaemon.ringIdleRelease }
-        if let err = report.transientError {
+        for line in report.refusedInboxes where !lastRefused.contains(line) { log.error(line) }
+        lastRefused = Set(report.refusedInboxes)
+        // A bad file that rejected/ could not take for want of space is retried like any transient
+        // error; one kept by a person's problem (rejected/ is a file or a link) waits for the next pass.
+        let stuck = report.unsettled.first { $0.blocker == .transient }.map { "\($0.path): \($0.why)" }
+        if let err = report.transientError ?? stuck {
             let wait = backoff.failed()
             deadlines.retry = monotonicNanoseconds() + wait
             if err != lastError {
@@ -325,7 +332,7 @@ final class RunningDaemon {
     }
 
     func publishStatus() {
-        let waiting = pending_count(config.drainedInboxes)
+        let waiting = pending_count(config.drainedInboxes, workspace: config.workspaceRoot)
         var s = deadlines.retry == nil ? "idle" : "retrying in \(formatDuration(backoff.delay))"
         s += "; \(drainLog.drained) drained, \(drainLog.rejected) rejected, "
         s += waiting == 0 ? "inbox empty" : "\(waiting) waiting"

@@ -1,12 +1,15 @@
 // WorkspaceStart: what outld and `outld --once` do before they open the workspace, in one place.
 // The daemon creates its workspace on first start, and the log says so; `--once` (a script's
 // one-shot) creates only the configured one: a --workspace it names must exist, so a typo never
-// becomes a directory. Each failure maps to the sysexits
-// status that says what it is: 73 no such workspace, 77 permission, 69 unusable otherwise.
+// becomes a directory. An inbox inside the workspace reached through a link (`.outl` or
+// `.outl/captures` replaced by one) is refused before anything is booted or created through it.
+// Each failure maps to the sysexits status that says what it is: 73 no such workspace or a linked
+// inbox, 77 permission, 69 unusable otherwise.
 #if canImport(Glibc)
 import Glibc
 #endif
 import BatchIO
+import CaptureInbox
 import OutlConfig
 import SystemCalls
 import Workspace
@@ -18,7 +21,7 @@ enum WorkspaceStart {
         let root = config.workspaceRoot
         var st = stat()
         if stat(root, &st) == 0 {
-            if st.st_mode & S_IFMT == S_IFDIR { return nil }
+            if st.st_mode & S_IFMT == S_IFDIR { return refusedInbox(config, log: log) }
             log.error("the workspace \(root) is not a directory")
             return 73
         }
@@ -39,6 +42,22 @@ enum WorkspaceStart {
         }
         log.info("created the workspace \(root) (from \(config.workspaceOrigin.rawValue)): it did not exist",
                  fields: ["OUTL_WORKSPACE": root])
+        return nil
+    }
+
+    /// 73 after one line naming it, when an inbox inside the workspace has a link (or a file)
+    /// where a directory belongs; nil when every one is a directory or not there yet.
+    static func refusedInbox(_ config: OutlConfig, log: JournalLog) -> Int32? {
+        for inbox in config.drainedInboxes {
+            do {
+                try Inbox.open(inbox, workspace: config.workspaceRoot).close()
+            } catch let e as UnsafeComponent {
+                log.error("refused: \(e); no capture in its target is read or deleted")
+                return 73
+            } catch {
+                continue  // missing (made later) or unreadable: the steps after say so in their words
+            }
+        }
         return nil
     }
 

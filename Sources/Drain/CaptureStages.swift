@@ -46,7 +46,8 @@ private func content(of file: ReadEntry) -> Verdict<[UInt8]> {
         return .land(bytes)
     case .success:
         do {
-            return .land(try Durable.readRegularFile(file.opened.entry.path, limit: CaptureFile.maxFileBytes))
+            let entry = file.opened.entry
+            return .land(try Durable.readRegularFile(entry.name, in: entry.directory, fullPath: entry.path, limit: CaptureFile.maxFileBytes))
         } catch let e as Errno where e.code == EFBIG {
             return .setAside("grew past the \(CaptureFile.maxFileBytes)-byte limit while being read: not read")
         } catch let e as Errno where e == .ENOENT {
@@ -57,29 +58,35 @@ private func content(of file: ReadEntry) -> Verdict<[UInt8]> {
     }
 }
 
-/// The block a capture becomes, and a warning when its day had to come from its id.
-func captureBlock(_ capture: DecodedCapture, id: ULID) -> (CaptureBlock, warning: String?) {
-    let (day, capturedAt, warning) = captureDay(capture, id: id)
-    let block = CaptureBlock(blockID: BlockID(capture: id), day: day, text: capture.text,
-                             capturedAt: capturedAt, source: capture.source)
-    return (block, warning)
+/// The block a capture becomes, and a warning when its day had to come from its id; set aside
+/// when no day can be named (a journal page is named by a year of four digits).
+func captureBlock(_ capture: DecodedCapture, id: ULID) -> Verdict<(CaptureBlock, warning: String?)> {
+    captureDay(capture, id: id).map { day, capturedAt, warning in
+        (CaptureBlock(blockID: BlockID(capture: id), day: day, text: capture.text,
+                      capturedAt: capturedAt, source: capture.source), warning)
+    }
 }
 
 /// The capture's day is the calendar date in its own offset (SPEC 3.1); without a usable
-/// captured_at, the ULID's time in this machine's zone, with a warning.
-private func captureDay(_ d: DecodedCapture, id: ULID) -> (JournalDay, capturedAt: String, warning: String?) {
+/// captured_at, the ULID's time in this machine's zone, with a warning. A ULID's 48 bits reach
+/// the year 10889, past any journal day: such a capture is set aside, never trapped on.
+private func captureDay(_ d: DecodedCapture, id: ULID) -> Verdict<(JournalDay, capturedAt: String, warning: String?)> {
     if let t = d.capturedAt, let day = JournalDay(year: t.calendarDay.year, month: t.calendarDay.month, day: t.calendarDay.day) {
-        return (day, d.capturedAtRaw ?? t.rfc3339, nil)
+        return .land((day, d.capturedAtRaw ?? t.rfc3339, nil))
     }
     let local = Timestamp.local(epochMs: Int64(id.timestampMs))
+    let c = local.calendarDay
+    guard let day = JournalDay(year: c.year, month: c.month, day: c.day) else {
+        let why = d.capturedAtRaw == nil ? "it has no captured_at" : "its captured_at names no journal day"
+        return .setAside("no journal day for it: \(why), and the capture id's time \(local.rfc3339) is past 9999-12-31")
+    }
     var warning: String?
     if d.capturedAtRaw == nil {
         warning = "captured_at missing: using the capture id's time \(local.rfc3339)"
     } else if d.capturedAt != nil {
         warning = "captured_at out of range: using the capture id's time \(local.rfc3339)"
     }
-    let c = local.calendarDay
-    return (JournalDay(year: c.year, month: c.month, day: c.day)!, local.rfc3339, warning)
+    return .land((day, local.rfc3339, warning))
 }
 
 /// One durable append (one fdatasync) for every landing block; each comes back with its outcome.

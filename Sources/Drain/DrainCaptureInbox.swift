@@ -53,10 +53,11 @@ public func drain_capture_inbox(
     _ inboxes: [String], into workspace: Workspace, io: BatchIO,
     observer: DrainObserver, options: DrainOptions = DrainOptions()
 ) async -> DrainReport {
-    let listing = InboxListing(inboxes, probeFileSystems: options.unlinkOnRing == nil)
+    let listing = InboxListing(inboxes, workspace: workspace.root, probeFileSystems: options.unlinkOnRing == nil)
     let onRing = options.unlinkOnRing ?? !listing.onMemoryFileSystem
     var report = DrainReport()
     report.transientError = listing.error
+    report.refusedInboxes = listing.refused
     // Each inbox's directory stays open for the pass: entries are opened and unlinked relative to
     // it (openat/unlinkat), which spares the kernel a walk of the full path per file.
     return await listing.directories.closeAfter {
@@ -85,29 +86,32 @@ public func drain_capture_inbox(
 }
 
 /// The inboxes as one pass sees them: every final-form entry, in capture order, and each inbox's
-/// directory, open until the pass ends.
+/// directory, open until the pass ends. An inbox inside the workspace is opened without following
+/// any link below the workspace's root (`Inbox.open`): a linked one is refused, its target unread.
 struct InboxListing {
     var entries: [PendingEntry] = []
     var directories: [FileDescriptor] = []
     /// Some inbox is on tmpfs or ramfs (asked only when `probeFileSystems`).
     var onMemoryFileSystem = false
     var error: String?
+    var refused: [String] = []
 
-    init(_ inboxes: [String], probeFileSystems: Bool) {
-        for inbox in inboxes {
-            let rank = inboxes.firstIndex(of: inbox)!  // an inbox listed twice keeps its first rank
+    init(_ inboxes: [String], workspace root: String, probeFileSystems: Bool) {
+        for (rank, inbox) in inboxes.enumerated() where !inboxes[..<rank].contains(inbox) {  // an inbox listed twice keeps its first rank
             do {
-                let directory = try FileDescriptor.open(inbox, O_RDONLY | O_DIRECTORY)
+                let directory = try Inbox.open(inbox, workspace: root)
                 directories.append(directory)
                 if probeFileSystems, isMemoryFileSystem(directory) { onMemoryFileSystem = true }
                 // The directory listed once, each name parsed once (Inbox.pending would parse and sort
                 // by name, then we would again): the sort below by (id, name) is the same order.
-                for name in try Sys.readDirectory(inbox) {
+                for name in try directory.readDirectory(path: inbox) {
                     guard let id = CaptureName.ulid(of: name) else { continue }
                     entries.append(PendingEntry(inbox: inbox, name: name, id: id, directory: directory, rank: rank))
                 }
             } catch let e as Errno where e == .ENOENT {
                 continue  // an inbox nobody has written to yet
+            } catch let e as UnsafeComponent {
+                refused.append("inbox \(inbox) not drained: \(e)")
             } catch {
                 self.error = "cannot list \(inbox): \(error)"
             }
@@ -160,8 +164,14 @@ private func drainBatch(
         case .stop: break decoding
         case .proceed(let capture):
             for w in capture.warnings { observer.warning(inbox: entry.inbox, name: entry.name, message: w) }
+            // The block first: a copy is deleted with the first of its id only if that one lands.
+            let block: CaptureBlock, warning: String?
+            switch settle.act(on: captureBlock(capture, id: entry.id), for: entry) {
+            case .skip: continue
+            case .stop: break decoding
+            case .proceed(let made): (block, warning) = made
+            }
             if !seen.insert(entry.id).inserted { copies.append(entry); continue }
-            let (block, warning) = captureBlock(capture, id: entry.id)
             if let warning { observer.warning(inbox: entry.inbox, name: entry.name, message: warning) }
             landing.append(Landing(entry: entry, block: block))
         }
@@ -189,11 +199,11 @@ private func drainBatch(
 
 /// Removes temp files older than 36 hours from each inbox's tmp/ (Maildir's rule), at boot and on
 /// SIGHUP: a writer that died mid-capture never reported "saved", so nothing is lost.
-public func sweep_stale_temps(_ inboxes: [String]) {
-    for inbox in inboxes { Inbox.removeStaleTemps(inbox) }
+public func sweep_stale_temps(_ inboxes: [String], workspace root: String) {
+    for inbox in inboxes { Inbox.removeStaleTemps(inbox, workspace: root) }
 }
 
 /// How many final-form files wait in these inboxes right now (for STATUS= and `--once`).
-public func pending_count(_ inboxes: [String]) -> Int {
-    inboxes.reduce(0) { $0 + ((try? Inbox.pending($1).count) ?? 0) }
+public func pending_count(_ inboxes: [String], workspace root: String) -> Int {
+    inboxes.reduce(0) { $0 + ((try? Inbox.pending($1, workspace: root).count) ?? 0) }
 }

@@ -1,5 +1,9 @@
 // DrainEvents: what one drain pass did, reported per capture to an observer (the daemon's journal
 // log, or a test) and in total as a `DrainReport`. No I/O here.
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemCalls
 
 /// Receives one call per capture the drain settled, in the order they were settled.
 public protocol DrainObserver: AnyObject {
@@ -31,6 +35,11 @@ public struct DrainReport: Sendable, Equatable {
     public var deferred = 0
     /// The transient error that stopped the pass early, if any.
     public var transientError: String?
+    /// Bad files that could not be set aside: still in their inbox, and nothing waited for them.
+    public var unsettled: [UnsettledCapture] = []
+    /// Inboxes not drained at all because a component inside the workspace is a link or no
+    /// directory (never followed): one sentence each, naming it.
+    public var refusedInboxes: [String] = []
     public init() {}
 
     public static func += (a: inout DrainReport, b: DrainReport) {
@@ -39,5 +48,28 @@ public struct DrainReport: Sendable, Equatable {
         a.rejected += b.rejected
         a.deferred += b.deferred
         a.transientError = b.transientError ?? a.transientError
+        a.unsettled += b.unsettled
+        a.refusedInboxes += b.refusedInboxes
+    }
+}
+
+/// A bad file left in its inbox because rejected/ could not take it.
+public struct UnsettledCapture: Sendable, Equatable {
+    /// What would let it be set aside: a person (rejected/ is a file or a link, or may not be
+    /// written) or time (a full disk, an I/O error).
+    public enum Blocker: Sendable, Equatable { case notADirectory, permission, transient }
+    public var path: String
+    public var why: String
+    public var blocker: Blocker
+
+    init(path: String, why: String, cause: Error) {
+        self.path = path
+        self.why = why
+        switch cause {
+        case is UnsafeComponent: blocker = .notADirectory
+        case let e as Errno where e.code == ENOTDIR || e.code == ELOOP || e.code == EEXIST: blocker = .notADirectory
+        case let e as Errno where e.code == EACCES || e.code == EPERM: blocker = .permission
+        default: blocker = .transient
+        }
     }
 }

@@ -1,7 +1,9 @@
 // Verdict: what a stage of the drain decided about one inbox file, and the one place that acts on
 // it (Postfix pickup.c's habit: stages decide, one loop acts, so every outcome is seen in one place).
-// Invariant: a file set aside is moved to rejected/, never deleted; a kept file stops the batch at
-// its place in capture order, so it and every file after it wait for the next pass.
+// Invariants: a file set aside is moved to rejected/, never deleted; a kept file stops the batch at
+// its place in capture order, so it and every file after it wait for the next pass. A bad file that
+// cannot be set aside (rejected/ is not a directory, or is full) stays where it is, is reported, and
+// stops nothing: it would never land, so no good capture has to wait behind it.
 import SystemCalls
 import Workspace
 
@@ -52,7 +54,8 @@ struct Settlement {
         case .gone:
             return .skip
         case .setAside(let reason):
-            return setAside(entry, reason) ? .skip : stop(at: entry)
+            setAside(entry, reason)
+            return .skip
         case .keep(let why):
             report.transientError = "\(entry.path): \(why)"
             return stop(at: entry)
@@ -88,18 +91,20 @@ struct Settlement {
         report.duplicates += copies
     }
 
-    /// Moves an entry to rejected/; false when even that failed transiently (the entry stays).
-    private mutating func setAside(_ entry: PendingEntry, _ reason: String) -> Bool {
+    /// Moves an entry to rejected/; when even that fails, the entry stays in the inbox, is reported,
+    /// and the next pass tries again.
+    private mutating func setAside(_ entry: PendingEntry, _ reason: String) {
         do {
-            try Rejection.setAside(inbox: entry.inbox, name: entry.name, reason: reason)
+            try Rejection.setAside(inbox: entry.inbox, directory: entry.directory, name: entry.name, reason: reason)
         } catch let e as Errno where e == .ENOENT {
-            return true  // it vanished meanwhile: nothing to set aside
+            return  // it vanished meanwhile: nothing to set aside
         } catch {
-            report.transientError = "cannot set aside \(entry.path): \(error)"
-            return false
+            let why = "cannot set aside in \(Rejection.directoryName)/ (\(error)); kept in the inbox, not drained: \(reason)"
+            report.unsettled.append(UnsettledCapture(path: entry.path, why: why, cause: error))
+            observer.warning(inbox: entry.inbox, name: entry.name, message: why)
+            return
         }
         report.rejected += 1
         observer.rejected(inbox: entry.inbox, name: entry.name, reason: reason)
-        return true
     }
 }

@@ -76,15 +76,17 @@ public struct OutlConfig: Equatable, Sendable {
 
     /// Only where a writer writes, reading no more than it needs: an explicit --inbox needs no
     /// configuration at all, so a broken outld.conf cannot stop it. `explicitWorkspace` is the
-    /// --workspace directory when the command line gave one (the writer checks that it exists).
+    /// --workspace directory when the command line gave one (the writer checks that it exists);
+    /// `workspace` is the root whose inbox it is, when it is the workspace inbox (nothing below that
+    /// root is followed as a link), nil for a device-local inbox the user named.
     public static func writeTarget(workspace: String?, inboxes: [String],
                                    environment: @escaping (String) -> String? = Path.environment) throws
-        -> (inbox: String, explicitWorkspace: String?) {
+        -> (inbox: String, explicitWorkspace: String?, workspace: String?) {
         var r = Resolver(workspace: workspace, inboxes: inboxes, stateDirectory: nil, environment: environment)
-        if let first = inboxes.first { return (try r.commandLinePath(first, "--inbox"), nil) }
-        if let env = try r.environmentInbox() { return (env, nil) }
+        if let first = inboxes.first { return (try r.commandLinePath(first, "--inbox"), nil, nil) }
+        if let env = try r.environmentInbox() { return (env, nil, nil) }
         let (root, origin) = try r.workspace()
-        return (inboxOf(root: root), origin == .commandLine ? root : nil)
+        return (inboxOf(root: root), origin == .commandLine ? root : nil, root)
     }
 
     /// The workspace inbox of a root (SPEC section 2).

@@ -45,31 +45,49 @@ public enum Durable {
     public static func publish(_ bytes: [UInt8], to path: String, via temp: String,
                                mode: mode_t = 0o600, syncTempDirectory: Bool = true,
                                retractIfUnsynced: Bool = false) throws {
-        let file = try FileDescriptor.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode)
+        let dirPath = Path.parent(of: path), tempDirPath = Path.parent(of: temp)
+        let dir = try FileDescriptor.open(dirPath, O_RDONLY | O_DIRECTORY)
+        try dir.closeAfter {
+            let sameDir = tempDirPath == dirPath
+            let tempDir = sameDir ? dir : try FileDescriptor.open(tempDirPath, O_RDONLY | O_DIRECTORY)
+            defer { if !sameDir { tempDir.close() } }
+            try publish(bytes, name: Path.lastComponent(path), in: dir, dirPath: dirPath,
+                        via: Path.lastComponent(temp), in: tempDir, tempDirPath: tempDirPath, mode: mode,
+                        syncTempDirectory: syncTempDirectory && !sameDir, retractIfUnsynced: retractIfUnsynced)
+        }
+    }
+
+    /// `publish` relative to open directories: the temp `tempName` in `tempDir`, the final `name`
+    /// in `dir`. No path is walked, so a link swapped in above either directory cannot redirect
+    /// the write; the paths are for the seam only.
+    public static func publish(_ bytes: [UInt8], name: String, in dir: FileDescriptor, dirPath: String,
+                               via tempName: String, in tempDir: FileDescriptor, tempDirPath: String,
+                               mode: mode_t = 0o600, syncTempDirectory: Bool = true,
+                               retractIfUnsynced: Bool = false) throws {
+        let path = Path.join(dirPath, name), temp = Path.join(tempDirPath, tempName)
+        let file = try tempDir.openat(tempName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode, fullPath: temp)
         do {
             try file.closeAfter {
                 try Sys.writeAll(file.rawValue, bytes)
                 try Sys.fsync(file.rawValue)
             }
         } catch {
-            try? Sys.unlink(temp)
+            try? tempDir.unlink(tempName, fullPath: temp)
             throw error
         }
         do {
-            try Sys.rename(temp, path)
+            try tempDir.rename(tempName, to: name, in: dir, fullPaths: (temp, path))
         } catch {
-            try? Sys.unlink(temp)
+            try? tempDir.unlink(tempName, fullPath: temp)
             throw error
         }
-        let dir = Path.parent(of: path)
         do {
-            try syncDirectory(dir)
+            try dir.sync()
         } catch {
-            if retractIfUnsynced { try? Sys.unlink(path) }
+            if retractIfUnsynced { try? dir.unlink(name, fullPath: path) }
             throw error
         }
-        let tempDir = Path.parent(of: temp)
-        if syncTempDirectory && tempDir != dir { try syncDirectory(tempDir) }
+        if syncTempDirectory { try tempDir.sync() }
     }
 
     /// Reads a whole regular file of at most `limit` bytes without following a final symlink
@@ -77,6 +95,13 @@ public enum Durable {
     /// symlink), EINVAL for what is not a regular file, EFBIG for more than `limit` bytes.
     public static func readRegularFile(_ path: String, limit: Int) throws -> [UInt8] {
         let file = try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        return try file.closeAfter { try readRegularFile(file.rawValue, limit: limit) }
+    }
+
+    /// `readRegularFile` of `name` in the open directory `dir` (no walk of its path).
+    public static func readRegularFile(_ name: String, in dir: FileDescriptor, fullPath: @autoclosure () -> String,
+                                       limit: Int) throws -> [UInt8] {
+        let file = try dir.openat(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, fullPath: fullPath())
         return try file.closeAfter { try readRegularFile(file.rawValue, limit: limit) }
     }
 

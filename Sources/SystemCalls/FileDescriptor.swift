@@ -1,6 +1,9 @@
-// FileDescriptor: an open descriptor and the one way this project lets go of it. `closeAfter` closes
-// it on every path out of its body, the throwing ones included (swift-system's FileHelpers habit), so
-// no branch has to remember a close of its own; opening and closing go through the Sys seam.
+// FileDescriptor: an open descriptor, the operations on it, and the one way this project lets go of
+// it. `closeAfter` closes it on every path out of its body, the throwing ones included (swift-system's
+// FileHelpers habit), so no branch has to remember a close of its own. Every operation goes through
+// the Sys seam; those relative to a directory descriptor (openat, fstatat, mkdirat, renameat,
+// unlinkat) take the full path only for the seam, so fault injection and the power-loss model see
+// them as the path calls they stand for.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,6 +24,47 @@ public struct FileDescriptor: Hashable, Sendable {
     }
 
     public func close() { Sys.close(rawValue) }
+
+    /// openat(2) of `name` in this directory (see `open(_:in:_:fullPath:)`).
+    public func openat(_ name: String, _ flags: Int32, _ mode: mode_t = 0,
+                       fullPath: @autoclosure () -> String) throws -> FileDescriptor {
+        FileDescriptor(rawValue: try Sys.openat(rawValue, name, flags, mode, fullPath: fullPath()))
+    }
+
+    /// fstat(2).
+    public func stat() throws -> Glibc.stat { try Sys.fstat(rawValue) }
+
+    /// fstatat(2) of `name` in this directory, never following a final link.
+    public func stat(_ name: String, fullPath: @autoclosure () -> String) throws -> Glibc.stat {
+        try Sys.fstatat(rawValue, name, fullPath: fullPath())
+    }
+
+    /// fsync(2): for a directory, makes the creates, renames and unlinks in it durable.
+    public func sync() throws { try Sys.fsync(rawValue) }
+
+    /// fchmod(2).
+    public func chmod(_ mode: mode_t) throws { try Sys.fchmod(rawValue, mode) }
+
+    /// The names in this directory, without "." and ".."; the seam sees `path`.
+    public func readDirectory(path: @autoclosure () -> String) throws -> [String] {
+        try Sys.readDirectory(rawValue, path: path())
+    }
+
+    /// mkdirat(2) of `name` in this directory.
+    public func makeDirectory(_ name: String, _ mode: mode_t, fullPath: @autoclosure () -> String) throws {
+        try Sys.mkdirat(rawValue, name, mode, fullPath: fullPath())
+    }
+
+    /// renameat(2) of `name` in this directory to `newName` in `directory`.
+    public func rename(_ name: String, to newName: String, in directory: FileDescriptor,
+                       fullPaths: @autoclosure () -> (String, String)) throws {
+        try Sys.renameat(rawValue, name, directory.rawValue, newName, fullPaths: fullPaths())
+    }
+
+    /// unlinkat(2) of `name` in this directory.
+    public func unlink(_ name: String, fullPath: @autoclosure () -> String) throws {
+        try Sys.unlinkat(rawValue, name, fullPath: fullPath())
+    }
 
     /// Runs `body`, then closes the descriptor however `body` ended.
     public func closeAfter<R>(_ body: () throws -> R) rethrows -> R {

@@ -291,6 +291,15 @@ public enum Sys {
         return st
     }
 
+    /// fstatat(2) of `name` in the directory `dirfd`, never following a final symlink; the seam
+    /// sees it as `lstat(fullPath)`.
+    public static func fstatat(_ dirfd: Int32, _ name: String, fullPath: @autoclosure () -> String) throws -> stat {
+        var st = stat()
+        let call = interposer == nil ? SysCall(.lstat) : SysCall(.lstat, path: fullPath())
+        _ = try retrying(call) { Int(Glibc.fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) }.get()
+        return st
+    }
+
     /// lstat(2): never follows a final symlink.
     public static func lstat(_ path: String) throws -> stat {
         var st = stat()
@@ -306,6 +315,11 @@ public enum Sys {
         _ = try retrying(SysCall(.chmod, path: path, flags: Int32(mode))) { Int(Glibc.chmod(path, mode)) }.get()
     }
 
+    /// fchmod(2): the mode of a directory this process just created, whatever the umask made it.
+    public static func fchmod(_ fd: Int32, _ mode: mode_t) throws {
+        _ = try retrying(SysCall(.chmod, fd: fd, flags: Int32(mode))) { Int(Glibc.fchmod(fd, mode)) }.get()
+    }
+
     /// The file system's magic number (statfs f_type, e.g. 0x01021994 for tmpfs) of `fd`.
     /// Informational (a choice of strategy, not a file operation), so it does not go through the seam.
     public static func fileSystemType(_ fd: Int32) -> Int? {
@@ -318,6 +332,18 @@ public enum Sys {
 
     public static func rename(_ from: String, _ to: String) throws {
         _ = try retrying(SysCall(.rename, path: from, path2: to)) { Int(Glibc.rename(from, to)) }.get()
+    }
+
+    /// renameat(2) between two open directories: no walk of either path, so a link swapped in
+    /// above them cannot redirect it. The seam sees the full paths, as for `rename`.
+    public static func renameat(_ fromDir: Int32, _ from: String, _ toDir: Int32, _ to: String,
+                                fullPaths: @autoclosure () -> (String, String)) throws {
+        let call: SysCall
+        if interposer == nil { call = SysCall(.rename) } else {
+            let (a, b) = fullPaths()
+            call = SysCall(.rename, path: a, path2: b)
+        }
+        _ = try retrying(call) { Int(Glibc.renameat(fromDir, from, toDir, to)) }.get()
     }
 
     /// link(2): fails with EEXIST rather than replace `to` (publishing without clobbering).
@@ -344,6 +370,12 @@ public enum Sys {
         _ = try retrying(SysCall(.mkdir, path: path, flags: Int32(mode))) { Int(Glibc.mkdir(path, mode)) }.get()
     }
 
+    /// mkdirat(2) of `name` in the directory `dirfd`; the seam sees `mkdir(fullPath)`.
+    public static func mkdirat(_ dirfd: Int32, _ name: String, _ mode: mode_t, fullPath: @autoclosure () -> String) throws {
+        let call = interposer == nil ? SysCall(.mkdir, flags: Int32(mode)) : SysCall(.mkdir, path: fullPath(), flags: Int32(mode))
+        _ = try retrying(call) { Int(Glibc.mkdirat(dirfd, name, mode)) }.get()
+    }
+
     /// The names in a directory, without "." and "..", in no particular order.
     public static func readDirectory(_ path: String) throws -> [String] {
         let call = SysCall(.readdir, path: path)
@@ -353,6 +385,25 @@ public enum Sys {
             record(call, -Int(e.code))
             throw e
         }
+        return try names(in: dir, call)
+    }
+
+    /// The names in the open directory `dirfd` (read through a descriptor of its own, so `dirfd`'s
+    /// position is untouched and it stays open); the seam sees `path`.
+    public static func readDirectory(_ dirfd: Int32, path: @autoclosure () -> String) throws -> [String] {
+        let call = interposer == nil ? SysCall(.readdir, fd: dirfd) : SysCall(.readdir, path: path(), fd: dirfd)
+        if let e = injectedFailure(call) { throw e }
+        let own = Glibc.openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard own >= 0, let dir = fdopendir(own) else {
+            let e = Errno.current
+            if own >= 0 { _ = Glibc.close(own) }
+            record(call, -Int(e.code))
+            throw e
+        }
+        return try names(in: dir, call)
+    }
+
+    private static func names(in dir: OpaquePointer, _ call: SysCall) throws -> [String] {
         defer { closedir(dir) }
         var names: [String] = []
         while true {

@@ -67,6 +67,10 @@ public struct BlockTable: Sendable {
 
     public var count: Int { rows.count }
 
+    /// The largest log the boot reserves room for up front (about 3 million capture ops): its index
+    /// is written whole (32 MB), the rest is address space.
+    static let reservationCeiling = 1 << 30
+
     /// Makes room for `n` blocks without rehashing or moving rows.
     public mutating func reserveCapacity(_ n: Int) {
         rows.reserveCapacity(n)
@@ -75,7 +79,10 @@ public struct BlockTable: Sendable {
 
     /// Reserves rows, index and arena for a log of `bytes` bytes (~330 bytes per capture op, ~105 of
     /// them in the arena with the create's stamp). Untouched reserved pages cost address space, not memory.
-    mutating func reserve(logBytes bytes: Int) {
+    /// At most `reservationCeiling` is reserved: file sizes are the synced folder's claim (a sparse
+    /// file of 200 GB costs no disk), and a bigger log simply grows the tables as it is read.
+    mutating func reserve(logBytes claimed: Int) {
+        let bytes = min(max(0, claimed), BlockTable.reservationCeiling)
         reserveCapacity(bytes / 256)
         arena.reserveCapacity(bytes / 3 + bytes / 32)
     }

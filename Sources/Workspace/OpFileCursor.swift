@@ -6,12 +6,23 @@
 // safe because applying an op twice changes nothing. Only a writable (this device's own) file is cut.
 // Limit: a rewrite that leaves the record before the offset byte for byte where it was is taken for
 // an unchanged prefix; op files are append-only by one writer, so only a deliberate rewrite does that.
+// Bound: a line is at most `maxLineBytes`; a longer one is skipped unread past that bound (an invalid
+// line like any other, reported with its offset), so memory is bounded by it whatever the file holds.
 #if canImport(Glibc)
 import Glibc
 #endif
 import SystemCalls
 
 struct OpFileCursor {
+    /// The longest op-log line read (without its newline): 4 MiB. The largest op this writer makes is
+    /// a capture's, at most its file's 1 MiB plus under 1 KiB of fixed fields (no field is spelled
+    /// longer in the op than in the capture file: the drain refuses control characters but tab and
+    /// newline, the only bytes JSON escapes grow); the rest is room for a newer build's fields and
+    /// a long hand-edited block. man/outld.1 (FILES) documents it.
+    static let maxLineBytes = 4 << 20
+
+    /// This cursor's bound (tests and the fuzzer make it small to reach its edges cheaply).
+    var maxLine = OpFileCursor.maxLineBytes
     /// The file as last read: an unchanged identity, size and mtime means nothing new to read.
     var dev: UInt64 = 0
     var ino: UInt64 = 0
@@ -42,9 +53,10 @@ struct OpFileCursor {
 
     /// Reads what the file gained since the last call and hands every valid op to `sink` (with the id of
     /// the op after it when already parsed, for prefetching). `progress` gets the file offset reached;
-    /// `keep` gets the file while still open, with the whole lines read (from, end) and whether they
-    /// were read again from the start (the archive of what was seen, SeenOps).
-    mutating func read(_ path: String, writable: Bool,
+    /// `log` hears of each line skipped for its length, with its offset; `keep` gets the file while
+    /// still open, with the whole lines read (from, end) and whether they were read again from the
+    /// start (the archive of what was seen, SeenOps).
+    mutating func read(_ path: String, writable: Bool, log: (String) -> Void = { _ in },
                        sink: (RawOpView, _ next: BlockID?) -> Void,
                        progress: (Int) -> Void = { _ in },
                        keep: ((_ fd: Int32, _ from: Int, _ end: Int, _ again: Bool) throws -> Void)? = nil) throws -> Outcome {
@@ -75,7 +87,7 @@ struct OpFileCursor {
             }
         }
         let before = ops
-        let end = try scan(fd, path: path, from: from, sizeHint: sizeNow, sink: sink, progress: progress)
+        let end = try scan(fd, path: path, from: from, sizeHint: sizeNow, log: log, sink: sink, progress: progress)
         let tail = end - offset
         if tail > 0, writable {
             try io(path) {
@@ -133,23 +145,57 @@ struct OpFileCursor {
     }
 
     /// Reads from `from` to the end, in chunks of up to 1 MB, and hands each valid line's op to `sink`
-    /// (LineScan). Returns the file size seen.
-    mutating func scan(_ fd: Int32, path: String, from: Int, sizeHint: Int,
+    /// (LineScan). Returns the file size seen. The buffer holds at most one line of `maxLine` bytes and
+    /// its newline: a line that fills it is skipped to its newline by reads into the same buffer.
+    mutating func scan(_ fd: Int32, path: String, from: Int, sizeHint: Int, log: (String) -> Void = { _ in },
                        sink: (RawOpView, _ next: BlockID?) -> Void, progress: (Int) -> Void) throws -> Int {
+        let cap = max(1, maxLine) + 1
         // A live merge reads a few new lines: a buffer of their size, not 1 MB (it grows for a longer line).
-        var buf = [UInt8](repeating: 0, count: max(4096, min(1 << 20, sizeHint - from + 1)))
+        var buf = [UInt8](repeating: 0, count: min(cap, max(4096, min(1 << 20, sizeHint - from + 1))))
         var have = 0
         var bufOffset = from  // file offset of buf[0]
         var lines = LineScan(from: from, lastStart: from == 0 ? 0 : checkStart, newest: newest)
+        /// Where the line being skipped for its length starts (nil: not skipping).
+        var overlongAt: Int? = nil
         while true {
-            if have == buf.count { buf.append(contentsOf: repeatElement(0, count: buf.count)) }
+            if have == buf.count {
+                if buf.count < cap {
+                    let grown = min(2 * buf.count, cap)
+                    buf.reserveCapacity(grown)  // exactly: the bound is on memory, not only on the count
+                    buf.append(contentsOf: repeatElement(0, count: grown - buf.count))
+                } else {
+                    // One incomplete line fills the buffer: longer than any op. Drop what is read of it.
+                    overlongAt = bufOffset
+                    bufOffset += have
+                    have = 0
+                }
+            }
             let n = try io(path) {
                 try buf.withUnsafeMutableBytes { b in
                     try Sys.pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[have...]), at: Int64(bufOffset + have))
                 }
             }
             if n == 0 { break }
-            have += n
+            if let start = overlongAt {
+                // Still inside the long line: only its end matters, and what follows it is kept.
+                let found = buf.withUnsafeBytes { b in memchr(b.baseAddress!, 10, n).map { UnsafeRawPointer($0) - b.baseAddress! } }
+                guard let nl = found else {
+                    bufOffset += n
+                    progress(bufOffset)
+                    continue
+                }
+                lines.skipOverlong()
+                log("\(path): skipped a line of \(bufOffset + nl - start) bytes at offset \(start), over the \(maxLine)-byte limit of an op line")
+                overlongAt = nil
+                let rest = n - (nl + 1)
+                buf.withUnsafeMutableBytes { b in
+                    if rest > 0 { memmove(b.baseAddress!, b.baseAddress! + nl + 1, rest) }
+                }
+                bufOffset += nl + 1
+                have = rest
+            } else {
+                have += n
+            }
             let used = buf.withUnsafeBufferPointer { lines.take($0, count: have, at: bufOffset, sink: sink) }
             if used > 0 {
                 buf.withUnsafeMutableBytes { b in
@@ -159,6 +205,9 @@ struct OpFileCursor {
                 bufOffset += used
             }
             progress(bufOffset)
+        }
+        if let start = overlongAt {
+            log("\(path): a last line of more than \(maxLine) bytes at offset \(start), over the limit of an op line, is not read")
         }
         offset = lines.validEnd
         checkStart = lines.lastStart
@@ -210,6 +259,9 @@ struct LineScan {
         flush(next: nil, sink: sink)
         return start
     }
+
+    /// A line too long to be an op, skipped unread: invalid, like a line that fails its CRC.
+    mutating func skipOverlong() { invalidSinceValid += 1 }
 
     @inline(__always)
     mutating func line(_ bytes: UnsafeBufferPointer<UInt8>, at: Int, sink: (RawOpView, _ next: BlockID?) -> Void) {

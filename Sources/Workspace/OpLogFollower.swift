@@ -107,7 +107,7 @@ final class OpLogFollower {
             }
             var c = cursors[name] ?? OpFileCursor()
             let badBefore = c.bad
-            let outcome = try c.read(path, writable: own, sink: filtered, progress: { n in progress?(done + n, total) },
+            let outcome = try c.read(path, writable: own, log: log, sink: filtered, progress: { n in progress?(done + n, total) },
                                      keep: own || seen == nil ? nil : { fd, from, end, again in
                                          self.keep(name, fd, from, end, again)
                                      })
@@ -174,7 +174,7 @@ final class OpLogFollower {
             let owner = OpLogFollower.actor(ofFile: name)
             var strays = 0
             do {
-                let outcome = try c.read(path, writable: false, sink: { op, next in
+                let outcome = try c.read(path, writable: false, log: log, sink: { op, next in
                     if owner == nil || op.hlc.actor == owner { sink(op, next) } else { strays += 1 }
                 }, keep: seen == nil ? nil : { fd, from, end, again in
                     self.keep(name, fd, from, end, again)

@@ -448,8 +448,8 @@ final class SeenOps {
 
 /// Whole op-log lines in memory, parsed one by one.
 enum OpLines {
-    /// The longest line an archive copies line by line; the writer's ops are far shorter.
-    static let maxLine = 4 << 20
+    /// The longest line read line by line: the op log's own bound.
+    static let maxLine = OpFileCursor.maxLineBytes
 
     /// Each line of `bytes` that parses: its stamp and its bytes, newline included.
     static func each(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (HLC, UnsafeBufferPointer<UInt8>) -> Void) {

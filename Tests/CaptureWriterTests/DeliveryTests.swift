@@ -57,15 +57,17 @@ final class InboxRecorder: SysInterposer, @unchecked Sendable {
             try Inbox.deliver(CaptureFile.encode(Capture(text: "x")), id: id, to: inbox)
         }
         let tmp = "/inbox/tmp/\(id.string).\(getpid()).tmp"
-        #expect(rec.log == ["open \(tmp)", "write fd", "fsync fd", "close fd",
-                            "rename \(tmp)", "open /inbox", "fsync fd", "close fd"])
+        // The inbox and its tmp/ are opened first (the writes are relative to them, so no link
+        // swapped in meanwhile redirects them); the file is durable before its name, the name after.
+        #expect(rec.log == ["open /inbox", "open /inbox/tmp", "open \(tmp)", "write fd", "fsync fd", "close fd",
+                            "rename \(tmp)", "fsync fd", "close fd", "close fd"])
         #expect(path == inbox + "/" + id.string + ".json")
         #expect(try CaptureFile.decode(Array(FileManager.default.contents(atPath: path)!)).text == "x")
     }
 
     @Test func failing_any_step_leaves_a_durable_capture_or_nothing() throws {
-        let steps: [(SysOp, Int)] = [(.open, 0), (.write, 0), (.fsync, 0), (.close, 0),
-                                     (.rename, 0), (.open, 1), (.fsync, 1), (.close, 1)]
+        let steps: [(SysOp, Int)] = [(.open, 0), (.open, 1), (.open, 2), (.write, 0), (.fsync, 0), (.close, 0),
+                                     (.rename, 0), (.fsync, 1), (.close, 1), (.close, 2)]
         for (n, step) in steps.enumerated() {
             let t = TempDir("outl-deliver")
             let inbox = t.sub("inbox")
