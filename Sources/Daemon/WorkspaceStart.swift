@@ -72,10 +72,12 @@ enum WorkspaceStart {
         return w
     }
 
-    /// The exit status for an error opening or preparing the workspace (not the lock: that is 75).
+    /// The exit status for an error opening or preparing the workspace (not the lock: that is 75);
+    /// a link inside the workspace where a directory belongs is 73, as for the inbox.
     static func status(of error: Error) -> Int32 {
         let e: Errno?
         switch error {
+        case is UnsafeComponent: return 73
         case let x as Errno: e = x
         case WorkspaceError.io(let x, _): e = x
         default: e = nil

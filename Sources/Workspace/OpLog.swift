@@ -129,6 +129,7 @@ final class OpLogWriter {
     /// Opens the file (creating it when this device has written nothing yet) and checks that it
     /// holds what the archive says this device wrote; the boot made them one.
     private func openFile() throws {
+        try WorkspaceCore.refuseLinks(Path.parent(of: Path.parent(of: dir)))  // swapped in since the boot
         try io(dir) { try Durable.makeDirectory(dir, mode: 0o755) }
         do {
             fd = try Sys.open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644)
@@ -166,6 +167,7 @@ final class OpLogWriter {
     /// set aside. Only then is a batch acknowledged.
     private func republish(_ why: String) throws {
         guard let seen else { return }
+        try WorkspaceCore.refuseLinks(Path.parent(of: Path.parent(of: dir)))
         let r = try seen.republishOwn(name, at: path, alsoFrom: fd >= 0 ? fd : nil, tempDir: tempDir, setAsideDir: setAsideDir)
         archiveBehind = false
         log("\(path) \(why): written again from this device's archive (\(seen.size(name)) bytes; \(r.setAside) line(s) set aside, \(r.recovered) op(s) recovered)")

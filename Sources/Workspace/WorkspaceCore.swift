@@ -49,6 +49,7 @@ final class WorkspaceCore {
         // The locks first: a second process must never mint an actor or touch an ops file. A
         // read-only open takes no lock, mints nothing and treats every ops file as another's.
         var taken = options.readOnly ? WriteLocks.none : try WriteLocks(root: root, stateDir: stateDir)
+        do { try WorkspaceCore.refuseLinks(root) } catch { taken.release(); throw error }
         seen = SeenOps(stateDir: stateDir, writable: !options.readOnly, log: log)
         do {
             actor = options.readOnly ? DeviceState.existingActor(stateDir) : try DeviceState.actor(stateDir)
@@ -71,6 +72,19 @@ final class WorkspaceCore {
                                settleMs: options.syncSettleMs)
         // After a crash between an op and its projection any page may be stale: check them all once.
         dirty = Set(model.pages.keys)
+    }
+
+    /// The directories under .outl that the workspace reads and writes by path: a link (or a file)
+    /// at one of them is refused by name (`UnsafeComponent`), never followed, before any file in them
+    /// is read or written; a missing one is made when first needed.
+    static let ownDirectories = [".outl/ops", ".outl/tmp", ".outl/set-aside"]
+
+    static func refuseLinks(_ root: String) throws {
+        for rel in ownDirectories {
+            do { try DirectoryWalk.open(Path.join(root, rel), beneath: root).close() }
+            catch let e as Errno where e == .ENOENT {}
+            catch let e as Errno { throw WorkspaceError.io(e, path: Path.join(root, rel)) }
+        }
     }
 
     static func logToStandardError(_ message: String) {

@@ -83,6 +83,8 @@ func open(_ config: OutlConfig, write: Bool, create: Bool = false) -> Workspace 
     } catch WorkspaceError.locked(let pid) {
         fail(75, "the workspace \(root) is in use by another process"
              + (pid.map { " (pid \($0)); with outld running, capture with outl-capture instead" } ?? ""))
+    } catch let e as UnsafeComponent {
+        fail(73, "refused: \(e)")
     } catch WorkspaceError.io(let e, let path) where e.code == EACCES || e.code == EPERM {
         fail(77, "cannot open the workspace \(root): \(path): \(e)")
     } catch {

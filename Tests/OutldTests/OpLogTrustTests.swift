@@ -137,3 +137,31 @@ import TestSupport
         #expect(!healed.stdout.contains("fault:"), "\(how): \(healed.stdout)")
     }
 }
+
+extension OpLogTrustTests {
+    @Test(arguments: [".outl/ops", ".outl/tmp", ".outl/set-aside"])
+    func a_linked_directory_under_outl_is_refused_and_its_target_untouched(_ rel: String) throws {
+        let h = try OutlHome()
+        _ = try h.captureID("first line")
+        #expect(try h.outld(["--once"]).status == 0)
+        // The directory becomes a link to one outside the workspace (holding what it held).
+        let outside = h.tmp.sub("outside")
+        let linked = Path.join(h.workspace, rel)
+        try FileManager.default.createDirectory(atPath: linked, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: linked, toPath: outside)
+        try FileManager.default.createSymbolicLink(atPath: linked, withDestinationPath: outside)
+        let before = listDir(outside).map { ($0, readText(Path.join(outside, $0)) ?? "") }
+        _ = try h.captureID("second line", at: "2026-12-02T11:00:00Z")
+        let once = try h.outld(["--once"])
+        #expect(once.status == 73, "\(rel): \(once.status) \(once.stderr)")
+        #expect(once.stderr.contains("\(linked) is a symbolic link"), "\(rel): \(once.stderr)")
+        let status = try run(binPath("outl"), ["status"], env: h.env)
+        #expect(status.status == 73 && status.stderr.contains("symbolic link"), "\(rel): \(status.status) \(status.stderr)")
+        let d = try h.start()
+        d.process.waitUntilExit()
+        #expect(d.process.terminationStatus == 73, "\(rel): \(d.log)")
+        let after = listDir(outside).map { ($0, readText(Path.join(outside, $0)) ?? "") }
+        #expect(after.map(\.0) == before.map(\.0) && after.map(\.1) == before.map(\.1), "\(rel): the link's target changed: \(after.map(\.0))")
+        #expect(h.pending().count == 1, "\(rel): the waiting capture was taken: \(h.pending())")
+    }
+}
