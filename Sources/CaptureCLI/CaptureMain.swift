@@ -176,9 +176,8 @@ enum Writer {
 
     /// An explicit --workspace must already be one: a typo must not become a directory.
     static func requireDirectory(_ dir: String) throws {
-        var st = stat()
-        if stat(dir, &st) != 0 {
-            let e = Errno.current
+        let st: stat
+        do { st = try Sys.statFollowingLinks(dir) } catch let e as Errno {
             if e == .ENOENT || e == .ENOTDIR {
                 throw Failure(ExitStatus.cantCreate, "no workspace at \(dir) (--workspace names a directory that does not exist); nothing saved")
             }

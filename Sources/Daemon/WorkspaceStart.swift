@@ -19,13 +19,15 @@ enum WorkspaceStart {
     /// after logging why. `createNamed`: create one named by --workspace too (the daemon).
     static func prepare(_ config: OutlConfig, createNamed: Bool, log: JournalLog) -> Int32? {
         let root = config.workspaceRoot
-        var st = stat()
-        if stat(root, &st) == 0 {
+        let e: Errno
+        do {
+            let st = try Sys.statFollowingLinks(root)
             if st.st_mode & S_IFMT == S_IFDIR { return refusedInbox(config, log: log) }
             log.error("the workspace \(root) is not a directory")
             return 73
+        } catch {
+            e = error as? Errno ?? Errno.EIO
         }
-        let e = Errno.current
         guard e == .ENOENT else {
             log.error("cannot reach the workspace \(root): \(e)")
             return status(of: e)
@@ -93,9 +95,9 @@ enum WorkspaceStart {
     /// fixes (77), said plainly, rather than a drain that defers forever.
     static func permissionProblem(_ config: OutlConfig) -> String? {
         let ops = Path.join(config.workspaceRoot, ".outl/ops")
-        let dirs = config.drainedInboxes + [access(ops, F_OK) == 0 ? ops : config.workspaceRoot]
-        for dir in dirs where access(dir, F_OK) == 0 && access(dir, R_OK | W_OK | X_OK) != 0 {
-            return "cannot drain \(dir): \(Errno.current)"
+        let dirs = config.drainedInboxes + [(try? Sys.access(ops, F_OK)) != nil ? ops : config.workspaceRoot]
+        for dir in dirs where (try? Sys.access(dir, F_OK)) != nil {
+            do { try Sys.access(dir, R_OK | W_OK | X_OK) } catch { return "cannot drain \(dir): \(error)" }
         }
         return nil
     }

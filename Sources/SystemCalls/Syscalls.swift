@@ -50,7 +50,7 @@ public struct Errno: Error, Equatable, Hashable, CustomStringConvertible {
 /// The operations the seam knows by name, so a test can say "fail the 3rd fsync".
 public enum SysOp: String, CaseIterable, Sendable {
     case open, close, read, pread, write, pwrite, fsync, fdatasync, rename, link, unlink, mkdir
-    case fstat, lstat, readdir, flock, ftruncate, chmod
+    case fstat, lstat, readdir, flock, ftruncate, chmod, stat, access
     /// Operations that the io_uring path submits in a batch; reported one by one.
     case uringRead, uringWrite, uringFdatasync, uringUnlink
 }
@@ -298,6 +298,19 @@ public enum Sys {
         let call = interposer == nil ? SysCall(.lstat) : SysCall(.lstat, path: fullPath())
         _ = try retrying(call) { Int(Glibc.fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) }.get()
         return st
+    }
+
+    /// stat(2), following links: only for a path the user chose (the workspace root, a configured
+    /// inbox), never for a name inside the workspace.
+    public static func statFollowingLinks(_ path: String) throws -> Glibc.stat {
+        var st = Glibc.stat()
+        _ = try retrying(SysCall(.stat, path: path)) { Int(Glibc.fstatat(AT_FDCWD, path, &st, 0)) }.get()
+        return st
+    }
+
+    /// access(2) with the real ids: may this process `mode` (R_OK, W_OK, X_OK, F_OK) `path`?
+    public static func access(_ path: String, _ mode: Int32) throws {
+        _ = try retrying(SysCall(.access, path: path, flags: mode)) { Int(Glibc.access(path, mode)) }.get()
     }
 
     /// lstat(2): never follows a final symlink.

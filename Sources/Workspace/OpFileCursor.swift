@@ -56,14 +56,17 @@ struct OpFileCursor {
     /// `log` hears of each line skipped for its length, with its offset; `keep` gets the file while
     /// still open, with the whole lines read (from, end) and whether they were read again from the
     /// start (the archive of what was seen, SeenOps).
-    mutating func read(_ path: String, writable: Bool, log: (String) -> Void = { _ in },
+    mutating func read(_ path: String, in directory: FileDescriptor? = nil, writable: Bool, log: (String) -> Void = { _ in },
                        sink: (RawOpView, _ next: BlockID?) -> Void,
                        progress: (Int) -> Void = { _ in },
                        keep: ((_ fd: Int32, _ from: Int, _ end: Int, _ again: Bool) throws -> Void)? = nil) throws -> Outcome {
         let fd: Int32
         do {
             // O_NONBLOCK: a FIFO with an op file's name must not hang the reader (it is then refused).
-            fd = try Sys.open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            // From the op directory's descriptor when the caller walked to it (no link followed).
+            let flags = (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
+            fd = try directory.map { try Sys.openat($0.rawValue, Path.lastComponent(path), flags, fullPath: path) }
+                ?? Sys.open(path, flags)
         } catch let e as Errno where e == .ENOENT {
             return .missing
         } catch let e as Errno where e == .ELOOP {

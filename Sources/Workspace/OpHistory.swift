@@ -57,11 +57,12 @@ struct OpHistory {
         }
     }
 
-    /// Reads every op file again (read-only: nothing is cut). Only called when a page file differs from
+    /// Reads every op file again (read-only: nothing is cut), and what this device's archive keeps of
+    /// the ones that lost ops (`seen`, read-only). Only called when a page file differs from
     /// everything this device projected, so a workspace nobody syncs never pays for it.
-    static func load(opsDir: String) throws -> OpHistory {
+    static func load(opsDir: String, seen: SeenOps? = nil) throws -> OpHistory {
         var h = OpHistory()
-        let (files, _) = try OpLogReader.readAll(dir: opsDir, ownName: "", log: { _ in }, progress: nil)
+        let (files, _) = try OpLogReader.readAll(dir: opsDir, ownName: "", seen: seen, log: { _ in }, progress: nil)
         for f in files { for op in f { h.note(op) } }
         return h
     }

@@ -15,8 +15,6 @@ final class OpLogWriter {
     let appender: DurableAppender
     /// The archive of what this device wrote (SeenOps): the file at `path` must hold exactly it.
     let seen: SeenOps?
-    let tempDir: String
-    let setAsideDir: String
     let log: (String) -> Void
     private var fd: Int32 = -1
     /// Set after a failed append whose torn bytes could not be cut: start the next batch on a new line.
@@ -39,15 +37,22 @@ final class OpLogWriter {
     struct DurableButNotAtItsName: Error { let underlying: Error }
 
     init(dir: String, actor: BlockID, appender: DurableAppender, seen: SeenOps? = nil,
-         tempDir: String = "", setAsideDir: String = "", log: @escaping (String) -> Void = { _ in }) {
+         log: @escaping (String) -> Void = { _ in }) {
         self.dir = dir
         self.name = OpLogWriter.fileName(actor)
         self.path = Path.join(dir, name)
         self.appender = appender
         self.seen = seen
-        self.tempDir = tempDir
-        self.setAsideDir = setAsideDir
         self.log = log
+    }
+
+    /// The workspace `.outl/ops` belongs to, which it is walked from.
+    var root: String { Path.parent(of: Path.parent(of: dir)) }
+
+    /// `.outl/ops` opened from the workspace without following a link (made when `create`).
+    private func opsDirectory(create: Bool) throws -> FileDescriptor {
+        do { return try DirectoryWalk.open(dir, beneath: root, create: create ? 0o755 : nil) }
+        catch let e as Errno { throw WorkspaceError.io(e, path: dir) }
     }
 
     /// The name of `actor`'s own op file under .outl/ops.
@@ -78,11 +83,12 @@ final class OpLogWriter {
             // A new file's name is durable only once its directory is; until then the batch is
             // not saved, and it is cut like any failed append so its retry is not a second copy.
             if needsDirectorySync {
-                try Durable.syncDirectory(dir)
+                let d = try opsDirectory(create: false)
+                try d.closeAfter { try d.sync() }
                 needsDirectorySync = false
             }
             needsNewline = false
-        } catch let e as Errno {
+        } catch {
             // Nothing is promised about what reached the file: cut it back, or fence it off.
             if let before, (try? Sys.ftruncate(fd, before)) != nil {
                 needsNewline = false
@@ -90,9 +96,9 @@ final class OpLogWriter {
                 needsNewline = true
                 pendingCut = pendingCut ?? before
             }
-            throw WorkspaceError.io(e, path: path)
+            if let e = error as? Errno { throw WorkspaceError.io(e, path: path) }
+            throw error
         }
-        let written = Int((try? Sys.fstat(fd)).map { $0.st_size } ?? 0)
         let intact = holdsAllWritten(expecting: expectedEnd + bytes.count)
         expectedEnd += bytes.count
         guard let seen else { return }
@@ -105,8 +111,10 @@ final class OpLogWriter {
             }
         }
         if !intact {
+            let there = (try? opsDirectory(create: false)).flatMap { d in d.closeAfter { try? d.stat(name, fullPath: path) } }
+                .map { "\($0.st_size) bytes at the name" } ?? "nothing at the name"
             do {
-                try republish("was replaced, deleted or written to by someone else while outld appended to it (\(written) bytes, \(expectedEnd) expected)")
+                try republish("was replaced, deleted or written to by someone else while outld appended to it (\(there), \(expectedEnd) expected)")
             } catch {
                 needsRepublish = true
                 throw DurableButNotAtItsName(underlying: error)
@@ -129,14 +137,14 @@ final class OpLogWriter {
     /// Opens the file (creating it when this device has written nothing yet) and checks that it
     /// holds what the archive says this device wrote; the boot made them one.
     private func openFile() throws {
-        try WorkspaceCore.refuseLinks(Path.parent(of: Path.parent(of: dir)))  // swapped in since the boot
-        try io(dir) { try Durable.makeDirectory(dir, mode: 0o755) }
+        let d = try opsDirectory(create: true)
+        defer { d.close() }
         do {
-            fd = try Sys.open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644)
+            fd = try d.openat(name, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644, fullPath: path).rawValue
             needsDirectorySync = true
         } catch let e as Errno where e == .EEXIST {
             do {
-                fd = try Sys.open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK)
+                fd = try d.openat(name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK, fullPath: path).rawValue
             } catch let e as Errno where e == .ELOOP || e.code == ENXIO {
                 // A symlink or a FIFO at the name: never followed, replaced by the real file.
                 try republish("is not a regular file")
@@ -157,7 +165,10 @@ final class OpLogWriter {
     /// The file at the name is the one this writer appends to, and has the size its appends gave it.
     private func holdsAllWritten(expecting end: Int) -> Bool {
         guard seen != nil else { return true }
-        guard let mine = try? Sys.fstat(fd), let there = try? Sys.lstat(path), there.st_dev == mine.st_dev, there.st_ino == mine.st_ino,
+        // The name as reached now, component by component: `.outl/ops` itself may have been swapped.
+        guard let d = try? opsDirectory(create: false) else { return false }
+        defer { d.close() }
+        guard let mine = try? Sys.fstat(fd), let there = try? d.stat(name, fullPath: path), there.st_dev == mine.st_dev, there.st_ino == mine.st_ino,
               (mine.st_mode & S_IFMT) == S_IFREG else { return false }
         return Int(mine.st_size) == end
     }
@@ -167,12 +178,12 @@ final class OpLogWriter {
     /// set aside. Only then is a batch acknowledged.
     private func republish(_ why: String) throws {
         guard let seen else { return }
-        try WorkspaceCore.refuseLinks(Path.parent(of: Path.parent(of: dir)))
-        let r = try seen.republishOwn(name, at: path, alsoFrom: fd >= 0 ? fd : nil, tempDir: tempDir, setAsideDir: setAsideDir)
+        let r = try seen.republishOwn(name, root: root, alsoFrom: fd >= 0 ? fd : nil)
         archiveBehind = false
         log("\(path) \(why): written again from this device's archive (\(seen.size(name)) bytes; \(r.setAside) line(s) set aside, \(r.recovered) op(s) recovered)")
         if fd >= 0 { Sys.close(fd); fd = -1 }
-        fd = try io(path) { try Sys.open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK) }
+        let d = try opsDirectory(create: false)
+        fd = try d.closeAfter { try io(path) { try d.openat(name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK, fullPath: path).rawValue } }
         expectedEnd = seen.size(name)
         needsDirectorySync = false
         needsNewline = false
@@ -204,11 +215,11 @@ enum OpLogReader {
 
     /// Every op file's ops as lists (the reconciler's op history), read by the one reader
     /// (OpFileCursor); `ownName` is this device's file, whose torn tail is cut on disk.
-    static func readAll(dir: String, ownName: String, log: @escaping (String) -> Void,
+    static func readAll(dir: String, ownName: String, seen: SeenOps? = nil, log: @escaping (String) -> Void,
                         progress: ((Int, Int) -> Void)?) throws -> ([[Op]], OpLogReadStats) {
         var all: [[Op]] = []
         var current: [Op] = []
-        let follower = OpLogFollower(dir: dir, ownName: ownName, log: log)
+        let follower = OpLogFollower(dir: dir, ownName: ownName, seen: seen, log: log)
         let stats = try follower.boot(progress: progress, starting: { _ in
             if !current.isEmpty { all.append(current); current = [] }
         }, sink: { op, _ in current.append(op.op()) })

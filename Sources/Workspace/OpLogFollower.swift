@@ -33,10 +33,6 @@ final class OpLogFollower {
     let log: (String) -> Void
     /// What this device has seen of every op file, kept when the file loses it (nil: no archive).
     let seen: SeenOps?
-    /// Where this device's own file is written again from its archive, and where lines that
-    /// others put in it are set aside.
-    let tempDir: String
-    let setAsideDir: String
     private(set) var cursors: [String: OpFileCursor] = [:]
 
     init(dir: String, ownName: String, seen: SeenOps? = nil, log: @escaping (String) -> Void) {
@@ -44,9 +40,6 @@ final class OpLogFollower {
         self.ownName = ownName
         self.seen = seen
         self.log = log
-        let outl = Path.parent(of: dir)
-        tempDir = Path.join(outl, "tmp")
-        setAsideDir = Path.join(outl, "set-aside")
     }
 
     /// What one file delivered in one pass.
@@ -62,16 +55,33 @@ final class OpLogFollower {
         }
     }
 
+    /// The workspace the op directory belongs to: `.outl/ops` is walked from it.
+    var root: String { Path.parent(of: Path.parent(of: dir)) }
+
+    /// `.outl/ops`, opened from the workspace one component at a time without following a link
+    /// (DirectoryWalk); nil when it does not exist yet. A link there is refused (`UnsafeComponent`).
+    func openDirectory() throws -> FileDescriptor? {
+        do { return try DirectoryWalk.open(dir, beneath: root) }
+        catch let e as Errno where e == .ENOENT { return nil }
+        catch let e as Errno { throw WorkspaceError.io(e, path: dir) }
+    }
+
     /// The op files there now, in name order; none when the directory does not exist.
     func names() throws -> [String] {
-        do { return try Sys.readDirectory(dir).filter(OpLogReader.isOpLogName).sorted() }
-        catch let e as Errno where e == .ENOENT { return [] }
+        guard let d = try openDirectory() else { return [] }
+        return try d.closeAfter { try names(in: d) }
+    }
+
+    func names(in d: FileDescriptor?) throws -> [String] {
+        guard let d else { return [] }
+        do { return try d.readDirectory(path: dir).filter(OpLogReader.isOpLogName).sorted() }
         catch let e as Errno { throw WorkspaceError.io(e, path: dir) }
     }
 
     /// Total size of the op files, for the boot's reservation and progress.
-    func totalBytes(_ names: [String]) -> Int {
-        names.reduce(0) { $0 + ((try? Sys.lstat(Path.join(dir, $1))).map { Int($0.st_size) } ?? 0) }
+    func totalBytes(_ names: [String], in d: FileDescriptor?) -> Int {
+        guard let d else { return 0 }
+        return names.reduce(0) { $0 + ((try? d.stat($1, fullPath: Path.join(dir, $1))).map { Int($0.st_size) } ?? 0) }
     }
 
     /// The boot: reads every op file from where its cursor stands (the start, the first time), this
@@ -80,9 +90,11 @@ final class OpLogFollower {
     /// total size before any is read (to reserve the model's room).
     func boot(progress: ((Int, Int) -> Void)?, sizing: (Int) -> Void = { _ in }, starting: (String) -> Void = { _ in },
               sink: (RawOpView, _ next: BlockID?) -> Void) throws -> OpLogReadStats {
-        let present = try names()
+        let opsFD = try openDirectory()
+        defer { opsFD?.close() }
+        let present = try names(in: opsFD)
         let files = Array(Set(present).union(seen?.names() ?? [])).sorted()
-        let total = totalBytes(present)
+        let total = totalBytes(present, in: opsFD)
         sizing(total)
         var done = 0
         var stats = OpLogReadStats()
@@ -93,7 +105,7 @@ final class OpLogFollower {
             // The archive is a second copy: one that cannot be read or written (a full disk) is
             // logged, and the op file is read as it is.
             var inStep = true
-            do { inStep = try seen?.prepare(name, opFile: path) ?? true } catch { log("\(error): this device's archive of \(name) is not used now") }
+            do { inStep = try seen?.prepare(name, opFile: path, in: opsFD) ?? true } catch { log("\(error): this device's archive of \(name) is not used now") }
             // A file's lines are its device's ops only: a line of another device in this device's own
             // file was put there by someone else, and is set aside, never applied as this device's.
             let owner = OpLogFollower.actor(ofFile: name)
@@ -102,12 +114,14 @@ final class OpLogFollower {
                 if owner == nil || op.hlc.actor == owner { sink(op, next) } else { strays += 1 }
             }
             if !inStep, let seen {
-                stats.ops += try seen.read(name, sink: filtered)
+                do { stats.ops += try seen.read(name, sink: filtered) } catch {
+                    log("\(error): this device's archive of \(name) cannot be read now")
+                }
                 stats.faults += 1
             }
             var c = cursors[name] ?? OpFileCursor()
             let badBefore = c.bad
-            let outcome = try c.read(path, writable: own, log: log, sink: filtered, progress: { n in progress?(done + n, total) },
+            let outcome = try c.read(path, in: opsFD, writable: own, log: log, sink: filtered, progress: { n in progress?(done + n, total) },
                                      keep: own || seen == nil ? nil : { fd, from, end, again in
                                          self.keep(name, fd, from, end, again)
                                      })
@@ -130,7 +144,7 @@ final class OpLogFollower {
                 } else {
                     // Not acknowledged until it holds all: if this fails, the first append tries again.
                     do {
-                        let r = try seen.republishOwn(name, at: path, tempDir: tempDir, setAsideDir: setAsideDir)
+                        let r = try seen.republishOwn(name, root: root)
                         log("\(path): this device's own op log did not hold all it wrote (\(r.setAside) line(s) set aside, \(r.recovered) op(s) recovered); written again from this device's archive (\(seen.size(name)) bytes)")
                         stats.repairedOwn = true
                     } catch {
@@ -167,14 +181,16 @@ final class OpLogFollower {
     /// keeps its ops, in the model and in its archive.
     func follow(sink: (RawOpView, _ next: BlockID?) -> Void) throws -> [Delivery] {
         var out: [Delivery] = []
-        for name in try names() where name != ownName {
+        let opsFD = try openDirectory()
+        defer { opsFD?.close() }
+        for name in try names(in: opsFD) where name != ownName {
             let path = Path.join(dir, name)
             var c = cursors[name] ?? OpFileCursor()
             let badBefore = c.bad
             let owner = OpLogFollower.actor(ofFile: name)
             var strays = 0
             do {
-                let outcome = try c.read(path, writable: false, log: log, sink: { op, next in
+                let outcome = try c.read(path, in: opsFD, writable: false, log: log, sink: { op, next in
                     if owner == nil || op.hlc.actor == owner { sink(op, next) } else { strays += 1 }
                 }, keep: seen == nil ? nil : { fd, from, end, again in
                     self.keep(name, fd, from, end, again)
@@ -196,9 +212,11 @@ final class OpLogFollower {
     /// Every op file read so far. This device's own file is brought up to date first (read, not
     /// applied: its ops are in the model since they were written).
     func summaries() -> [OpLogSummary] {
-        if !ownName.isEmpty {
+        if !ownName.isEmpty, let d = try? openDirectory() {
             var c = cursors[ownName] ?? OpFileCursor()
-            if (try? c.read(Path.join(dir, ownName), writable: false, sink: { _, _ in })) != nil { cursors[ownName] = c }
+            d.closeAfter {
+                if (try? c.read(Path.join(dir, ownName), in: d, writable: false, sink: { _, _ in })) != nil { cursors[ownName] = c }
+            }
         }
         return cursors.keys.sorted().map { name in
             let c = cursors[name]!

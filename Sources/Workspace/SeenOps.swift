@@ -72,7 +72,7 @@ final class SeenOps {
 
     /// Opens the archive of `name` and judges it against the op file at `opFile`: true when the
     /// archive is a byte prefix of the file (the file only grew), false when the file lost some of it.
-    func prepare(_ name: String, opFile: String) throws -> Bool {
+    func prepare(_ name: String, opFile: String, in opsDir: FileDescriptor?) throws -> Bool {
         let a = Archive(path: Path.join(dir, name))
         archives[name] = a
         do {
@@ -95,15 +95,13 @@ final class SeenOps {
             try io(a.path) { try Sys.ftruncate(a.fd, Int64(end)) }
         }
         if end == 0 { return true }
-        if try matches(opFile, range: lastStart..<end, of: a) { return true }
-        try goApart(name, a, kind: (try? Sys.lstat(opFile)) != nil ? .cut : .missing)
+        if let opsDir, let f = try? opsDir.openat(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, fullPath: opFile),
+           try f.closeAfter({ try matches(f.rawValue, range: lastStart..<end, of: a) }) {
+            return true
+        }
+        let there = opsDir.flatMap { try? $0.stat(name, fullPath: opFile) } != nil
+        try goApart(name, a, kind: there ? .cut : .missing)
         return false
-    }
-
-    /// Whether the op file at `path` holds the archive's bytes `range` at the same offset.
-    private func matches(_ path: String, range: Range<Int>, of a: Archive) throws -> Bool {
-        guard let f = try? FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else { return false }
-        return try f.closeAfter { try matches(f.rawValue, range: range, of: a) }
     }
 
     private func matches(_ fd: Int32, range: Range<Int>, of a: Archive) throws -> Bool {
@@ -113,22 +111,24 @@ final class SeenOps {
         return mine == theirs
     }
 
-    /// Where the last whole line of an archive starts and ends (0, 0 when it has none).
+    /// Where the last whole line of an archive starts and ends (0, 0 when it has none). What is
+    /// compared of it is at most one line of the op log's bound, and memory stays within a chunk.
     private func lastLine(_ fd: Int32, size: Int, path: String) throws -> (Int, Int) {
-        guard size > 0 else { return (0, 0) }
-        var window = min(size, 64 << 10)
-        while true {
-            let start = size - window
-            let bytes = try readRange(fd, start..<size, path: path)
-            guard let endNL = bytes.lastIndex(of: 10) else {
-                if start == 0 { return (0, 0) }
-                window = min(size, window * 2); continue
-            }
-            let end = start + endNL + 1
-            if let prev = bytes[..<endNL].lastIndex(of: 10) { return (start + prev + 1, end) }
-            if start == 0 { return (0, end) }
-            window = min(size, window * 2)
+        guard let nl = try lastNewline(fd, before: size, path: path) else { return (0, 0) }
+        let start = try lastNewline(fd, before: nl, path: path).map { $0 + 1 } ?? 0
+        return (max(start, nl - OpLines.maxLine), nl + 1)
+    }
+
+    /// The offset of the last newline in [0, end) of `fd`, read backwards 64 KiB at a time.
+    private func lastNewline(_ fd: Int32, before end: Int, path: String) throws -> Int? {
+        var hi = end
+        while hi > 0 {
+            let lo = max(0, hi - (64 << 10))
+            let bytes = try readRange(fd, lo..<hi, path: path)
+            if let i = bytes.lastIndex(of: 10) { return lo + i }
+            hi = lo
         }
+        return nil
     }
 
     /// From now on the archive gains only the ops it lacks: loads the stamps it holds.
@@ -255,8 +255,15 @@ final class SeenOps {
     /// set aside under `setAsideDir` first, then the archive is published at the name (via
     /// `tempDir`, fsync'd, renamed, directory fsync'd). Own ops found only in that version (an
     /// archive that lost its unsynced tail to a power cut) join the archive first.
-    func republishOwn(_ name: String, at path: String, alsoFrom written: Int32? = nil,
-                      tempDir: String, setAsideDir: String) throws -> (setAside: Int, recovered: Int) {
+    func republishOwn(_ name: String, root: String, alsoFrom written: Int32? = nil) throws -> (setAside: Int, recovered: Int) {
+        // Every directory is reached from the workspace one component at a time, never through a link.
+        func walk(_ rel: String, _ mode: mode_t) throws -> FileDescriptor {
+            do { return try DirectoryWalk.open(Path.join(root, rel), beneath: root, create: mode) }
+            catch let e as Errno { throw WorkspaceError.io(e, path: Path.join(root, rel)) }
+        }
+        let opsPath = Path.join(root, ".outl/ops"), path = Path.join(opsPath, name)
+        let ops = try walk(".outl/ops", 0o755)
+        defer { ops.close() }
         let a = try archive(name)
         let owner = SeenOps.owner(of: name)
         var stamps = a.stamps ?? []
@@ -284,29 +291,55 @@ final class SeenOps {
                 }
             }
         }
-        if let there = try? FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) {
+        if let there = try? ops.openat(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, fullPath: path) {
             try there.closeAfter { try take(there.rawValue, setAside: true) }
         }
         if let written, let again = try? FileDescriptor.open("/proc/self/fd/\(written)", O_RDONLY) {
             try again.closeAfter { try take(again.rawValue, setAside: false) }
         }
         if !foreign.isEmpty {
-            try io(setAsideDir) { try Durable.makeDirectory(setAsideDir, mode: 0o700) }
+            let asidePath = Path.join(root, ".outl/set-aside")
+            let aside = try walk(".outl/set-aside", 0o700)
             let stem = name.hasSuffix(".jsonl") ? String(name.dropLast(6)) : name
-            let kept = Path.join(setAsideDir, "\(stem).\(wallClockMilliseconds()).lines")
-            try io(kept) { try Durable.publish(foreign, to: kept, via: kept + ".tmp", mode: 0o600) }
-            log("\(path): \(foreignLines) line(s) this device did not write were set aside in \(kept), never applied")
+            let keptName = "\(stem).\(wallClockMilliseconds()).lines"
+            try aside.closeAfter {
+                try io(asidePath) {
+                    try Durable.publish(foreign, name: keptName, in: aside, dirPath: asidePath,
+                                        via: keptName + ".tmp", in: aside, tempDirPath: asidePath, mode: 0o600)
+                }
+            }
+            log("\(path): \(foreignLines) line(s) this device did not write were set aside in \(Path.join(asidePath, keptName)), never applied")
         }
         try append(recovered, to: a)
         a.stamps = nil
         a.fault = nil
         a.inFile.removeAll()
-        // The archive's bytes, published whole at the name.
-        try io(tempDir) { try Durable.makeDirectory(tempDir, mode: 0o700) }
-        let temp = Path.join(tempDir, name + ".tmp")
-        try? Sys.unlink(temp)
-        let bytes = try readRange(a.fd, 0..<a.size, path: a.path)
-        try io(path) { try Durable.publish(bytes, to: path, via: temp, mode: 0o644, syncTempDirectory: false) }
+        // The archive's bytes, published whole at the name: copied a chunk at a time (an op log may
+        // be hundreds of MB) to a temporary in .outl/tmp, fsync'd, renamed over the name, and the op
+        // directory fsync'd, so the name holds all of it or what it held before.
+        let tmpPath = Path.join(root, ".outl/tmp")
+        let tmp = try walk(".outl/tmp", 0o700)
+        defer { tmp.close() }
+        let tempName = name + ".tmp", temp = Path.join(tmpPath, tempName)
+        try? tmp.unlink(tempName, fullPath: temp)
+        let t = try io(temp) { try tmp.openat(tempName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644, fullPath: temp) }
+        do {
+            try t.closeAfter {
+                var at = 0
+                while at < a.size {
+                    let chunk = try readRange(a.fd, at..<min(a.size, at + (1 << 20)), path: a.path)
+                    if chunk.isEmpty { throw WorkspaceError.io(.EIO, path: a.path) }
+                    try io(temp) { try Sys.writeAll(t.rawValue, chunk) }
+                    at += chunk.count
+                }
+                try io(temp) { try Sys.fsync(t.rawValue) }
+            }
+            try io(path) { try tmp.rename(tempName, to: name, in: ops, fullPaths: (temp, path)) }
+        } catch {
+            try? tmp.unlink(tempName, fullPath: temp)
+            throw error
+        }
+        try io(opsPath) { try ops.sync() }
         try sync()
         return (foreignLines, recoveredOps)
     }

@@ -73,7 +73,7 @@ extension WorkspaceCore {
     /// The op history, read from the op files the first time a file of unknown producer needs it.
     func opHistory() -> OpHistory? {
         if history == nil {
-            do { history = try OpHistory.load(opsDir: opsDir) }
+            do { history = try OpHistory.load(opsDir: opsDir, seen: SeenOps(stateDir: Path.parent(of: seen.dir), writable: false, log: { _ in })) }
             catch { log("\(opsDir): could not read the op history (\(error)); taking only new blocks from synced files") }
         }
         return history

@@ -65,8 +65,7 @@ final class WorkspaceCore {
             throw error
         }
         locks = taken
-        writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender, seen: seen,
-                             tempDir: follower.tempDir, setAsideDir: follower.setAsideDir, log: log)
+        writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender, seen: seen, log: log)
         records = ReconcilerRecords(stateDir: stateDir, log: log)
         waiting = WaitingFiles(root: root, opsDir: opsDir, ownOpFile: OpLogWriter.fileName(actor),
                                settleMs: options.syncSettleMs)
@@ -316,12 +315,22 @@ final class WorkspaceCore {
         if current != bytes, !(current == nil && model.tree(of: pageID).isEmpty && bytes.isEmpty) {
             let dir = Path.parent(of: path)
             try io(dir) { try Durable.makeDirectory(dir, mode: 0o755) }
-            try io(tmpDir) { try Durable.makeDirectory(tmpDir, mode: 0o700) }
-            let temp = Path.join(tmpDir, Path.lastComponent(path) + ".tmp")
-            try? Sys.unlink(temp)
-            // The temp lives in .outl/tmp and is removed before each use, so its departure need not be
-            // durable: one fsync of the file and one of its directory make the page durable.
-            try io(path) { try Durable.publish(bytes, to: path, via: temp, mode: 0o644, syncTempDirectory: false) }
+            // .outl/tmp is reached from the workspace without following a link (a link there is
+            // refused); the page's own directory is opened as it is spelled.
+            let tmp: FileDescriptor
+            do { tmp = try DirectoryWalk.open(tmpDir, beneath: root, create: 0o700) }
+            catch let e as Errno { throw WorkspaceError.io(e, path: tmpDir) }
+            let pageDir = try io(dir) { try FileDescriptor.open(dir, O_RDONLY | O_DIRECTORY) }
+            try [tmp, pageDir].closeAfter {
+                let tempName = Path.lastComponent(path) + ".tmp"
+                try? tmp.unlink(tempName, fullPath: Path.join(tmpDir, tempName))
+                // The temp lives in .outl/tmp and is removed before each use, so its departure need not be
+                // durable: one fsync of the file and one of its directory make the page durable.
+                try io(path) {
+                    try Durable.publish(bytes, name: Path.lastComponent(path), in: pageDir, dirPath: dir,
+                                        via: tempName, in: tmp, tempDirPath: tmpDir, mode: 0o644, syncTempDirectory: false)
+                }
+            }
             wrote = true
         }
         records.rememberProjection(bytes, of: pageID)

@@ -69,9 +69,9 @@ func arguments() -> [String] {
 func open(_ config: OutlConfig, write: Bool, create: Bool = false) -> Workspace {
     let root = config.workspaceRoot
     if create { try? Durable.makeDirectory(root, mode: 0o755) }
-    var st = stat()
-    if stat(root, &st) != 0 {
-        let e = Errno.current
+    let st: stat
+    do { st = try Sys.statFollowingLinks(root) } catch {
+        let e = error as? Errno ?? Errno.EIO
         if e.code == EACCES || e.code == EPERM { fail(77, "cannot reach the workspace \(root): \(e)") }
         fail(66, "no workspace at \(root)" + (config.workspaceOrigin == .builtIn ? " (start outld, or give --workspace)" : ""))
     }

@@ -312,7 +312,7 @@ for d in "${DEVS[@]}"; do
   else ok "a's op log on $d holds no line of b's"; fi
 done
 grep -qs "stray line" "${WSD[a]}"/.outl/set-aside/* && ok "a kept the stray line under .outl/set-aside" \
-  || fail "a did not keep the stray line under .outl/set-aside"
+  || fail "a did not keep the stray line under .outl/set-aside: $(ls "${WSD[a]}/.outl/set-aside" 2>&1); a's log: $(grep -E "set aside|written again" "$T/a/outld.log" | tail -4)"
 
 step "7b. a's op log deleted on b (Syncthing deletes it everywhere); then both outld restarted"
 before=$(repairs_on_a)
