@@ -23,18 +23,23 @@ for n in $SIZES; do
   jd=$("$OUT/jsondecoder" "$ws"/.outl/ops/ops-*.jsonl | sed -n 's/.*ops_per_second=\([0-9]*\).*/\1/p')
   printf '%-9s %12.3f %10s %12d %14s %12s\n' "$n" "$secs" "$rate" $((rss / 1024)) "$jd" "$FLOOR"
 done
-# The same ops as three devices' files (every third line each, so each file stays in HLC order):
-# the boot merges them as it reads them.
+# The same ops as three files (every third line each, so each file stays in HLC order): the
+# original and two conflict copies of it, since a file holds its own device's ops only. The boot
+# merges them as it reads them. The first boot of this new device also makes its archive of what it
+# read (SeenOps); the second finds the archive in step with the files, as every later boot does.
 n=$(echo $SIZES | awk '{print $NF}')
 ws="$OUT/ws-$n"; wm="$OUT/ws-$n-3dev"; sm="$OUT/state-$n-3dev"
 rm -rf "$wm" "$sm"; mkdir -p "$wm/.outl/ops"; cp -r "$OUT/state-$n" "$sm"
 own=$(cd "$ws/.outl/ops" && ls ops-*.jsonl | head -1)
-awk -v d="$wm/.outl/ops" -v own="$own" '{ f = NR % 3 == 0 ? own : "ops-0000000" NR % 3 "-0000-7000-8000-000000000000.jsonl"; print > (d "/" f) }' "$ws/.outl/ops/$own"
-line=$(/usr/bin/time -f 'rss_kb=%M' "$BIN/outl" --workspace "$wm" --state-dir "$sm" debug-boot 2>"$OUT/time-3dev")
-rss=$(sed -n 's/.*rss_kb=\([0-9]*\).*/\1/p' "$OUT/time-3dev")
-secs=$(sed -n 's/.*seconds=\([0-9.e-]*\).*/\1/p' <<<"$line")
-rate=$(sed -n 's/.*ops_per_second=\([0-9]*\).*/\1/p' <<<"$line")
-printf '%-9s %12.3f %10s %12d %14s %12s\n' "3dev" "$secs" "$rate" $((rss / 1024)) "-" "$FLOOR"
+stem=${own%.jsonl}
+awk -v d="$wm/.outl/ops" -v own="$own" -v stem="$stem" '{ f = NR % 3 == 0 ? own : stem ".sync-conflict-20261203-00000" NR % 3 "-BENCH.jsonl"; print > (d "/" f) }' "$ws/.outl/ops/$own"
+for run in 3files-1st 3files-2nd; do
+  line=$(/usr/bin/time -f 'rss_kb=%M' "$BIN/outl" --workspace "$wm" --state-dir "$sm" debug-boot 2>"$OUT/time-3dev")
+  rss=$(sed -n 's/.*rss_kb=\([0-9]*\).*/\1/p' "$OUT/time-3dev")
+  secs=$(sed -n 's/.*seconds=\([0-9.e-]*\).*/\1/p' <<<"$line")
+  rate=$(sed -n 's/.*ops_per_second=\([0-9]*\).*/\1/p' <<<"$line")
+  printf '%-10s %11.3f %10s %12d %14s %12s\n' "$run" "$secs" "$rate" $((rss / 1024)) "-" "$FLOOR"
+done
 rm -rf "$wm" "$sm"
 # The slow path the daemon is compared against: boot the whole workspace for one line.
 n=$(echo $SIZES | awk '{print $2}'); n=${n:-10000}

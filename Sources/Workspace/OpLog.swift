@@ -28,6 +28,10 @@ final class OpLogWriter {
     private var expectedEnd = 0
     /// The archive missed a batch (a full disk): it catches up from the file when it is needed.
     private var archiveBehind = false
+    /// `.outl/ops` as walked when the file was opened, and its identity: each batch's check is then
+    /// two stats of names plus one of the file, not a walk (a swapped `.outl/ops` differs by inode).
+    private var opsDir: FileDescriptor? = nil
+    private var opsDirIdentity: (dev: UInt64, ino: UInt64) = (0, 0)
     /// A batch is durable but the name does not hold it (giving it back failed): nothing more is
     /// acknowledged until the name holds all this device wrote.
     private var needsRepublish = false
@@ -83,8 +87,7 @@ final class OpLogWriter {
             // A new file's name is durable only once its directory is; until then the batch is
             // not saved, and it is cut like any failed append so its retry is not a second copy.
             if needsDirectorySync {
-                let d = try opsDirectory(create: false)
-                try d.closeAfter { try d.sync() }
+                try opsDir?.sync()
                 needsDirectorySync = false
             }
             needsNewline = false
@@ -138,7 +141,7 @@ final class OpLogWriter {
     /// holds what the archive says this device wrote; the boot made them one.
     private func openFile() throws {
         let d = try opsDirectory(create: true)
-        defer { d.close() }
+        hold(d)
         do {
             fd = try d.openat(name, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644, fullPath: path).rawValue
             needsDirectorySync = true
@@ -165,10 +168,12 @@ final class OpLogWriter {
     /// The file at the name is the one this writer appends to, and has the size its appends gave it.
     private func holdsAllWritten(expecting end: Int) -> Bool {
         guard seen != nil else { return true }
-        // The name as reached now, component by component: `.outl/ops` itself may have been swapped.
-        guard let d = try? opsDirectory(create: false) else { return false }
-        defer { d.close() }
-        guard let mine = try? Sys.fstat(fd), let there = try? d.stat(name, fullPath: path), there.st_dev == mine.st_dev, there.st_ino == mine.st_ino,
+        // `.outl/ops` is still the directory walked at open (not swapped, not behind a link now:
+        // lstat of a path through a linked `.outl` names another inode), and the name in it is
+        // this writer's file, of the size its appends gave it.
+        guard let d = opsDir, let dirNow = try? Sys.lstat(dir), UInt64(dirNow.st_dev) == opsDirIdentity.dev,
+              UInt64(dirNow.st_ino) == opsDirIdentity.ino,
+              let mine = try? Sys.fstat(fd), let there = try? d.stat(name, fullPath: path), there.st_dev == mine.st_dev, there.st_ino == mine.st_ino,
               (mine.st_mode & S_IFMT) == S_IFREG else { return false }
         return Int(mine.st_size) == end
     }
@@ -183,15 +188,25 @@ final class OpLogWriter {
         log("\(path) \(why): written again from this device's archive (\(seen.size(name)) bytes; \(r.setAside) line(s) set aside, \(r.recovered) op(s) recovered)")
         if fd >= 0 { Sys.close(fd); fd = -1 }
         let d = try opsDirectory(create: false)
-        fd = try d.closeAfter { try io(path) { try d.openat(name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK, fullPath: path).rawValue } }
+        hold(d)
+        fd = try io(path) { try d.openat(name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK, fullPath: path).rawValue }
         expectedEnd = seen.size(name)
         needsDirectorySync = false
         needsNewline = false
         pendingCut = nil
     }
 
+    /// Keeps `d` (just walked) as the directory the file is checked in.
+    private func hold(_ d: FileDescriptor) {
+        opsDir?.close()
+        opsDir = d
+        if let st = try? d.stat() { opsDirIdentity = (UInt64(st.st_dev), UInt64(st.st_ino)) }
+    }
+
     func close() {
         if fd >= 0 { Sys.close(fd); fd = -1 }
+        opsDir?.close()
+        opsDir = nil
     }
 }
 

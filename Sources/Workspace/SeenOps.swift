@@ -187,7 +187,7 @@ final class SeenOps {
                 }
             }
             if a.stamps == nil {
-                if end > a.size { try copy(fd, a.size..<end, to: a) }
+                if end > a.size { try copy(fd, a.size..<end, to: a, needsSync: false) }
                 return
             }
         }
@@ -235,8 +235,9 @@ final class SeenOps {
     /// The size of the archive of `name` (for this device's own file: the size that file must have).
     func size(_ name: String) -> Int { archives[name]?.size ?? 0 }
 
-    /// fdatasync of every archive written since the last call: an archive is the second copy of
-    /// what it holds, so it is synced after the op files, not before each acknowledgement.
+    /// fdatasync of every archive given bytes that need it since the last call (`append`): an
+    /// archive is the second copy of what it holds, so it is synced after the op files, not before
+    /// each acknowledgement.
     func sync() throws {
         for a in archives.values where a.unsynced && a.fd >= 0 {
             try io(a.path) { try Sys.fdatasync(a.fd) }
@@ -368,7 +369,10 @@ final class SeenOps {
         return a
     }
 
-    private func append(_ bytes: [UInt8], to a: Archive) throws {
+    /// `needsSync`: the bytes are this device's own ops or ops their file no longer holds, so the
+    /// next `sync` makes them durable; a copy of what a file still holds is not synced, since a
+    /// copy cut by a power loss is a shorter prefix that the next boot completes from the file.
+    private func append(_ bytes: [UInt8], to a: Archive, needsSync: Bool = true) throws {
         guard !bytes.isEmpty else { return }
         var done = 0
         try bytes.withUnsafeBytes { b in
@@ -379,16 +383,16 @@ final class SeenOps {
             }
         }
         a.size += bytes.count
-        a.unsynced = true
+        if needsSync { a.unsynced = true }
     }
 
     /// Copies `range` of the op file `fd` to the end of the archive (which is `range.lowerBound`).
-    private func copy(_ fd: Int32, _ range: Range<Int>, to a: Archive) throws {
+    private func copy(_ fd: Int32, _ range: Range<Int>, to a: Archive, needsSync: Bool = true) throws {
         var at = range.lowerBound
         while at < range.upperBound {
             let chunk = try readRange(fd, at..<min(range.upperBound, at + (1 << 20)), path: a.path)
             if chunk.isEmpty { break }
-            try append(chunk, to: a)
+            try append(chunk, to: a, needsSync: needsSync)
             at += chunk.count
         }
     }
