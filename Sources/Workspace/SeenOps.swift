@@ -1,10 +1,11 @@
 // SeenOps: this device's archive of every op it has read or written, one file per op file under
 // <state dir>/seen/, so that an op once seen is never forgotten when a sync tool deletes, cuts or
 // rewrites the file it came from: op logs are append-only by contract, so a file that shrinks is a
-// fault of the transport, never a statement about blocks. Invariants: an archive only grows and holds
-// only whole lines; while "in step" it is a byte prefix of its op file and grows by copying what the
-// file gained; once "apart" (the file vanished, or changed before the archive's end) it gains only the
-// ops it lacks, by stamp, until the file holds every one of them again.
+// fault of the transport, never a statement about blocks. Invariants: an archive never loses an op and
+// ends with a whole line; while "in step" it is a byte prefix of its op file and grows by copying what
+// the file gained; once "apart" (the file vanished, or changed before the archive's end) it gains only
+// the ops it lacks, by stamp, until the file holds every one of them again, when it becomes a copy of
+// the file (in step).
 #if canImport(Glibc)
 import Glibc
 #endif
