@@ -74,6 +74,7 @@ final class SeenOps {
     /// Opens the archive of `name` and judges it against the op file at `opFile`: true when the
     /// archive is a byte prefix of the file (the file only grew), false when the file lost some of it.
     func prepare(_ name: String, opFile: String, in opsDir: FileDescriptor?) throws -> Bool {
+        if let old = archives[name], old.fd >= 0 { Sys.close(old.fd) }  // judged again: one descriptor
         let a = Archive(path: Path.join(dir, name))
         archives[name] = a
         do {

@@ -73,7 +73,10 @@ extension WorkspaceCore {
     /// The op history, read from the op files the first time a file of unknown producer needs it.
     func opHistory() -> OpHistory? {
         if history == nil {
-            do { history = try OpHistory.load(opsDir: opsDir, seen: SeenOps(stateDir: Path.parent(of: seen.dir), writable: false, log: { _ in })) }
+            // A read-only view of the archive, closed once the history is read.
+            let archived = SeenOps(stateDir: Path.parent(of: seen.dir), writable: false, log: { _ in })
+            defer { archived.close() }
+            do { history = try OpHistory.load(opsDir: opsDir, seen: archived) }
             catch { log("\(opsDir): could not read the op history (\(error)); taking only new blocks from synced files") }
         }
         return history
