@@ -131,4 +131,21 @@ struct ArchitectureTests {
             Issue.record("docs/ARCHITECTURE.md lists \(name), which is not a module under Sources/")
         }
     }
+    /// The workspace module's layers are folders the document names, so a newcomer finds each by name
+    /// and no file sits loose beside them but the top: the core, its boot, the actor, device state.
+    @Test func workspace_layers_are_folders_the_architecture_doc_names() throws {
+        let doc = try String(contentsOf: root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        let dir = root.appendingPathComponent("Sources/Workspace")
+        var folders: [String] = []
+        var loose: [String] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir.path) {
+            var isDir: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: dir.appendingPathComponent(name).path, isDirectory: &isDir)
+            if isDir.boolValue { folders.append(name) } else { loose.append(name) }
+        }
+        #expect(Set(folders).isSuperset(of: ["OpLog", "Model", "Markdown", "Pages"]), "Sources/Workspace has \(folders.sorted())")
+        for f in folders { #expect(doc.contains("`\(f)/`"), "docs/ARCHITECTURE.md does not name Sources/Workspace/\(f)/") }
+        #expect(Set(loose).isSubset(of: ["Workspace.swift", "WorkspaceCore.swift", "WorkspaceBoot.swift", "DeviceState.swift"]),
+                "files outside the layers of Sources/Workspace: \(loose.sorted())")
+    }
 }
