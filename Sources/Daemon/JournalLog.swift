@@ -22,6 +22,10 @@ public enum MessageID: String, CaseIterable, Sendable {
     case deletedByDevice = "a1c1fe66611c46bda5351f1cc9c90d99"
     /// Another device's ops stamped too far ahead of this machine's clock to be adopted.
     case clockAhead = "1379b2ccff01446f9ca1bb70d52791f4"
+    /// A page file that cannot be read or written: this page is not written, every other one is.
+    case pageFailing = "98fc1f6e074c480abadbb4db6701b5e7"
+    /// A failing page file written again.
+    case pageRecovered = "cc76dc05994b4a25bd504c8c603aace8"
 }
 
 public final class JournalLog {
@@ -110,6 +114,18 @@ public final class JournalLog {
                 + "clock does not follow them",
              fields: [("OUTL_DEVICE", device), ("OUTL_OPS", "\(ops)"), ("OUTL_HLC", stamp),
                       ("OUTL_AHEAD_MS", "\(aheadMs)"), ("OUTL_OP_KIND", kind), ("OUTL_OP_ID", target)])
+    }
+
+    /// A page file that cannot be read or written (once per page and reason): ERR, MESSAGE_ID
+    /// pageFailing; written again: INFO, MESSAGE_ID pageRecovered. `path` is relative to the workspace.
+    public func pageFailure(path: String, reason: String, recovered: Bool) {
+        if recovered {
+            emit(priority: LOG_INFO, id: .pageRecovered, message: "\(path): written again", fields: [("OUTL_PAGE_FILE", path)])
+        } else {
+            emit(priority: LOG_ERR, id: .pageFailing,
+                 message: "\(path) \(reason); this page is not written until that changes (every other page is, and its blocks stay in the op log)",
+                 fields: [("OUTL_PAGE_FILE", path), ("OUTL_REASON", reason)])
+        }
     }
 
     public func info(_ msg: String, id: MessageID? = nil, fields: [String: String] = [:]) {

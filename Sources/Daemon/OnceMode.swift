@@ -65,6 +65,7 @@ public enum OnceMode {
         await DrainPass.catchUp(config.drainedInboxes, workspace: workspace, log: log)
         let report = await DrainPass.run(config.drainedInboxes, workspace: workspace, io: io, observer: observer,
                                          log: log, options: .fromEnvironment())
+        let failing = await workspace.failingPages
         await workspace.close()
         for line in report.refusedInboxes { log.error(line) }
         var line = "drained \(report.drained), rejected \(report.rejected)"
@@ -74,16 +75,19 @@ public enum OnceMode {
             line += ", \(report.unsettled.count) bad file(s) kept in the inbox (cannot set aside: \(report.unsettled[0].path))"
         }
         if !report.refusedInboxes.isEmpty { line += ", \(report.refusedInboxes.count) inbox(es) refused" }
+        if !failing.isEmpty { line += ", \(failing.count) page(s) not written (\(failing[0].path))" }
         print(line)
-        return status(of: report)
+        return status(of: report, failingPages: failing.count)
     }
 
     /// A problem a person must fix outranks one that time fixes: 77 (rejected/ may not be
-    /// written), 73 (an inbox or its rejected/ is a link or no directory), 75 (retry later), 0.
-    static func status(of report: DrainReport) -> Int32 {
+    /// written), 73 (an inbox or its rejected/ is a link or no directory), 74 (a page file could not
+    /// be read or written; the captures are in the op log), 75 (retry later), 0.
+    static func status(of report: DrainReport, failingPages: Int = 0) -> Int32 {
         let blockers = report.unsettled.map(\.blocker)
         if blockers.contains(.permission) { return 77 }
         if blockers.contains(.notADirectory) || !report.refusedInboxes.isEmpty { return 73 }
+        if failingPages > 0 { return 74 }
         if report.deferred > 0 || report.transientError != nil || blockers.contains(.transient) { return 75 }
         return 0
     }

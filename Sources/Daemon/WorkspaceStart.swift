@@ -71,6 +71,7 @@ enum WorkspaceStart {
         w.appender = io.appender
         w.journalFileFormat = config.journalFileFormat.flatMap(JournalFileFormat.init(setting:))
         w.log = { log.info($0) }
+        w.onPageFailure = { f, recovered in log.pageFailure(path: f.path, reason: f.reason, recovered: recovered) }
         return w
     }
 

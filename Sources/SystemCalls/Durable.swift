@@ -105,8 +105,22 @@ public enum Durable {
         return try file.closeAfter { try readRegularFile(file.rawValue, limit: limit) }
     }
 
+    /// `readRegularFile` of `name` in `dir`, with the stat of what was read (its identity and
+    /// times), from the same descriptor: no second lookup of the name can see another file.
+    public static func readRegularFileAndStat(_ name: String, in dir: FileDescriptor, fullPath: @autoclosure () -> String,
+                                              limit: Int) throws -> ([UInt8], stat) {
+        let file = try dir.openat(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, fullPath: fullPath())
+        return try file.closeAfter {
+            let st = try Sys.fstat(file.rawValue)
+            return (try readRegularFile(file.rawValue, st, limit: limit), st)
+        }
+    }
+
     private static func readRegularFile(_ fd: Int32, limit: Int) throws -> [UInt8] {
-        let st = try Sys.fstat(fd)
+        try readRegularFile(fd, try Sys.fstat(fd), limit: limit)
+    }
+
+    private static func readRegularFile(_ fd: Int32, _ st: stat, limit: Int) throws -> [UInt8] {
         guard (st.st_mode & S_IFMT) == S_IFREG else { throw Errno(EINVAL) }
         let expected = Int(st.st_size)
         if expected > limit { throw Errno(EFBIG) }

@@ -19,6 +19,9 @@ public struct WorkspaceOptions {
     /// nil: as the workspace's newest journal file is named, Logseq's when it has none (`outl`,
     /// which reads no outld.conf, so follows what outld writes).
     public var journalFileFormat: JournalFileFormat? = nil
+    /// Told when a page becomes failing (its file cannot be read or written; `recovered` false, once
+    /// per page and reason) and when it is written again (`recovered` true); default: `log`.
+    public var onPageFailure: ((PageFailure, _ recovered: Bool) -> Void)? = nil
     /// Open to read only, beside a running writer: no write lock, no actor id minted, no torn
     /// tail cut, nothing written anywhere; every write method throws `.readOnly`.
     public var readOnly: Bool
@@ -145,8 +148,17 @@ public actor Workspace {
     }
 
     /// Writes the Markdown of every page changed since the last call (reconciling each file's
-    /// hand edits first). Returns the paths written.
-    public func projectDirtyPages() throws -> [String] { try writable(); return try core.projectDirtyPages() }
+    /// hand edits first). Returns the paths written. A page whose file cannot be read or written is
+    /// failing (`failingPages`) and holds back no other; only an op-log failure is thrown.
+    public func projectDirtyPages() throws -> [String] { try writable(); return try core.projectStalePages() }
+
+    /// Pages whose file could not be read or written at their last try (retried with backoff).
+    public var failingPages: [PageFailure] { core.pages.failures }
+
+    /// The failing pages the running writer of `root` last recorded (for `outl status` beside it).
+    public static func recordedPageFailures(root: String, stateDirectory: String?) -> [PageFailure] {
+        PageFiles.recordedFailures(stateDir: DeviceState.directory(root: root, stateDirectory: stateDirectory))
+    }
 
     /// A file under journals/ or pages/ changed on disk (inotify): reconcile it now, reading it as
     /// `origin` says (a person's edit here, a sync tool's delivery, or unknown).
@@ -155,12 +167,13 @@ public actor Workspace {
         try core.reconcile(path: path, origin: origin)
     }
 
-    /// Judges again the page files whose changes wait for other devices' ops (call after a merge
-    /// and when the returned delay has passed). Returns ms until the next judgement, nil if none.
+    /// Judges again the page files whose changes wait for other devices' ops, and the failing pages
+    /// whose retry is due, then writes what no longer waits (call after a merge and when the
+    /// returned delay has passed). Returns ms until the next judgement, nil if none.
     public func judgeWaiting() throws -> Int64? { try writable(); return try core.judgeWaiting() }
 
     /// Page files whose changes wait for other devices' ops.
-    public var waitingFiles: [String] { core.waiting.paths }
+    public var waitingFiles: [String] { core.waitingPaths }
 
     public func reconcileAll() throws { try writable(); try core.reconcileAll() }
 

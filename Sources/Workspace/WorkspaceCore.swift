@@ -1,8 +1,8 @@
 // WorkspaceCore: the booted workspace behind the `Workspace` actor: it commits ops (its own, and
-// other devices' it merges) and projects pages; WorkspaceBoot builds it, ReconcilerRecords keeps the
-// reconciler's device-local records, and WorkspaceCore+Reconcile turns hand edits into ops. Invariant:
-// an op is applied to the model only after it is durable in the op log, and a page file is written
-// only after its hand edits became ops.
+// other devices' it merges) and marks the pages they touch stale; WorkspaceBoot builds it, PageFiles
+// owns what is known of each page's file and PagePass writes them. Invariant: an op is applied to the
+// model only after it is durable in the op log, and a page file is written only after its hand edits
+// became ops.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,16 +24,13 @@ final class WorkspaceCore {
     let bootStats: OpLogReadStats
     /// The ops the boot read stamped too far ahead for the clock to adopt, per device.
     let heldBackAtBoot: HeldBackStamps
-    /// Pages whose file may not show what the model says: each is reconciled, then written.
-    var dirty = Set<BlockID>()
-    let records: ReconcilerRecords
-    /// The file content each page's hand edits were last taken from, so they are taken once.
-    var lastReconciled: [BlockID: [UInt8]] = [:]
+    /// Every page's file: its state, what was last taken from it, the strays that stand for it.
+    let pages: PageFiles
     /// Which contents some op produced; loaded the first time a file of unknown producer differs.
     var history: OpHistory?
-    /// Files judged by their content whose changes wait for other devices' ops (WaitingFiles); judged
-    /// again after each merge, and a waiting page file is not rewritten.
-    var waiting: WaitingFiles
+    /// Whether a file's unexplained changes may be another device's work still in transit.
+    let transit: WorkInTransit
+    let onPageFailure: ((PageFailure, _ recovered: Bool) -> Void)?
     let log: (String) -> Void
     let journalSetting: JournalFileFormat?
     /// The format new days' files get: the setting, else the workspace's own (read once).
@@ -66,17 +63,17 @@ final class WorkspaceCore {
         }
         locks = taken
         writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender, seen: seen, log: log)
-        records = ReconcilerRecords(stateDir: stateDir, log: log)
-        waiting = WaitingFiles(root: root, opsDir: opsDir, ownOpFile: OpLogWriter.fileName(actor),
-                               settleMs: options.syncSettleMs)
+        pages = PageFiles(stateDir: stateDir, records: ReconcilerRecords(stateDir: stateDir, log: log))
+        transit = WorkInTransit(root: root, opsDir: opsDir, ownOpFile: OpLogWriter.fileName(actor), settleMs: options.syncSettleMs)
+        onPageFailure = options.onPageFailure
         // After a crash between an op and its projection any page may be stale: check them all once.
-        dirty = Set(model.pages.keys)
+        pages.markStale(model.pages.keys)
     }
 
-    /// The directories under .outl that the workspace reads and writes by path: a link (or a file)
-    /// at one of them is refused by name (`UnsafeComponent`), never followed, before any file in them
-    /// is read or written; a missing one is made when first needed.
-    static let ownDirectories = [".outl/ops", ".outl/tmp", ".outl/set-aside"]
+    /// The directories the workspace reads and writes: a link (or a file) at one of them is refused
+    /// by name (`UnsafeComponent`), never followed, before any file in them is read or written; a
+    /// missing one is made when first needed. (Each pass opens them again the same way.)
+    static let ownDirectories = [".outl/ops", ".outl/tmp", ".outl/set-aside", "journals", "pages"]
 
     static func refuseLinks(_ root: String) throws {
         for rel in ownDirectories {
@@ -136,7 +133,7 @@ final class WorkspaceCore {
             notAtItsName = e.underlying
         }
         for op in stamped {
-            if let p = model.apply(op) { dirty.insert(p) }
+            if let p = model.apply(op) { pages.markStale(CollectionOfOne(p)) }
             history?.note(op)
         }
         if let notAtItsName { throw notAtItsName }
@@ -213,9 +210,10 @@ final class WorkspaceCore {
         }
         for (a, n) in byActor { report.appliedByActor[a.description] = n }
         report.applied = byActor.values.reduce(0, +)
-        dirty.formUnion(touched)
-        let prefix = root.hasSuffix("/") ? root : root + "/"
-        report.dirtyPages = touched.compactMap { filePath(of: $0).map { String($0.dropFirst(prefix.count)) } }.sorted()
+        pages.markStale(touched)
+        let dirs = PageDirectories(root: root)
+        defer { dirs.close() }
+        report.dirtyPages = touched.compactMap { (try? location(of: $0, dirs: dirs))??.rel }.sorted()
         return report
     }
 
@@ -251,116 +249,31 @@ final class WorkspaceCore {
         return Markdown.render(MDPage(preamble: page?.preamble ?? "", blocks: model.tree(of: pageID).map(md)))
     }
 
-    /// The file a page is projected to; nil for a page without one (blocks whose page op has not arrived).
-    func filePath(of pageID: BlockID) -> String? {
-        guard let page = model.pages[pageID] else { return nil }
-        if page.known, let day = page.journalDay {
-            return Path.join(root, JournalFiles.resolve(day, root: root, setting: journalFormat).0)
-        }
-        return page.relativePath(journalFormat: journalFormat).map { Path.join(root, $0) }
-    }
-
-    /// One day, one file: when a day's journal exists in both spellings (two devices with different
-    /// `journal-file-format` created it at once), the duplicate's edits become ops like any file's,
-    /// then it is removed and every device writes Logseq's spelling. Returns whether it removed one.
-    func settleJournalSpellings(_ pageID: BlockID) throws -> Bool {
-        guard let day = model.pages[pageID]?.journalDay,
-              case (let kept, let duplicate?) = JournalFiles.resolve(day, root: root, setting: journalFormat) else { return false }
-        let dup = Path.join(root, duplicate)
-        // Judged like a conflict copy (it is never this page's file); while what it shows may be
-        // another device's work in transit, it stays, and goes once its changes are taken.
-        try reconcileFile(pageID, path: dup, copy: true)
-        if waiting.contains(dup) { return false }
-        lastReconciled[pageID] = nil
-        do { try Sys.unlink(dup) } catch let e as Errno where e == .ENOENT {} catch let e as Errno {
-            throw WorkspaceError.io(e, path: dup)
-        }
-        log("\(dup): the same day as \(kept); its edits were taken and it was removed")
-        dirty.insert(pageID)
-        return true
-    }
-
-    func projectDirtyPages() throws -> [String] {
-        var written: [String] = []
-        var held = Set<BlockID>()
-        defer {
-            dirty.formUnion(held)
-            // The archive's copy of what was just acknowledged, synced once the pass's work is done.
-            do { try seen.sync() } catch { log("syncing this device's archive of ops: \(error)") }
-        }
-        while let pageID = dirty.min() {
-            dirty.remove(pageID)
-            do {
-                if let p = try project(pageID) { written.append(p) }
-                if let p = filePath(of: pageID), waiting.contains(p) { held.insert(pageID) }
-            } catch {
-                dirty.insert(pageID)  // still stale: the next pass must try it again
-                throw error
-            }
-        }
-        return written
-    }
-
-    /// Reconciles then writes one page; returns the path if the file changed. A page file whose
-    /// changes wait for other devices' ops is left as it is (the caller keeps the page dirty).
-    func project(_ pageID: BlockID) throws -> String? {
-        guard let path = filePath(of: pageID) else { return nil }
-        _ = try settleJournalSpellings(pageID)
-        try reconcileFile(pageID, path: path, origin: waiting.origin(of: path) ?? .unknown)
-        if waiting.contains(path) { return nil }
-        dirty.remove(pageID)
-        let bytes = render(pageID)
-        let current = try readIfExists(path)
-        var wrote = false
-        if current != bytes, !(current == nil && model.tree(of: pageID).isEmpty && bytes.isEmpty) {
-            let dir = Path.parent(of: path)
-            try io(dir) { try Durable.makeDirectory(dir, mode: 0o755) }
-            // .outl/tmp is reached from the workspace without following a link (a link there is
-            // refused); the page's own directory is opened as it is spelled.
-            let tmp: FileDescriptor
-            do { tmp = try DirectoryWalk.open(tmpDir, beneath: root, create: 0o700) }
-            catch let e as Errno { throw WorkspaceError.io(e, path: tmpDir) }
-            let pageDir = try io(dir) { try FileDescriptor.open(dir, O_RDONLY | O_DIRECTORY) }
-            try [tmp, pageDir].closeAfter {
-                let tempName = Path.lastComponent(path) + ".tmp"
-                try? tmp.unlink(tempName, fullPath: Path.join(tmpDir, tempName))
-                // The temp lives in .outl/tmp and is removed before each use, so its departure need not be
-                // durable: one fsync of the file and one of its directory make the page durable.
-                try io(path) {
-                    try Durable.publish(bytes, name: Path.lastComponent(path), in: pageDir, dirPath: dir,
-                                        via: tempName, in: tmp, tempDirPath: tmpDir, mode: 0o644, syncTempDirectory: false)
-                }
-            }
-            wrote = true
-        }
-        records.rememberProjection(bytes, of: pageID)
-        records.rememberIdentity(of: pageID, at: path)
-        return wrote ? path : nil
-    }
-
-    func readIfExists(_ path: String) throws -> [UInt8]? {
-        do { return try Durable.readRegularFile(path, limit: 64 << 20) }
-        catch let e as Errno where e == .ENOENT { return nil }
-        catch let e as Errno { throw WorkspaceError.io(e, path: path) }
-    }
-
     // MARK: inspection
 
     /// Disagreements between the op log's projection and the files on disk, one line each.
     func check() -> [String] {
         var problems: [String] = []
+        let dirs = PageDirectories(root: root)
+        defer { dirs.close() }
         for (id, page) in model.pages.sorted(by: { $0.key < $1.key }) {
-            guard let p = filePath(of: id) else {
+            let loc: PageLocation?
+            do { loc = try location(of: id, dirs: dirs) } catch { problems.append("\(error)"); continue }
+            guard let loc else {
                 if !page.known { problems.append("page \(id): blocks without a page op") }
                 continue
             }
-            let rel = String(p.dropFirst(root.count)).drop { $0 == "/" }
             let want = render(id)
-            if let have = (try? readIfExists(p)) ?? nil {
-                if have != want { problems.append("\(rel): differs from the op log (hand edit or stale projection)") }
-            } else if !want.isEmpty {
-                problems.append("\(rel): missing (not projected yet)")
+            do {
+                if let have = try readPage(loc.rel, name: loc.name, in: try dirs.existing(loc.dir)) {
+                    if have.bytes != want { problems.append("\(loc.rel): differs from the op log (hand edit or stale projection)") }
+                } else if !want.isEmpty {
+                    problems.append("\(loc.rel): missing (not projected yet)")
+                }
+            } catch {
+                problems.append("\(error)")
             }
+            for other in loc.otherSpellings { problems.append("\(loc.dir)/\(other): another spelling of \(loc.rel), not taken yet") }
         }
         return problems
     }

@@ -36,6 +36,11 @@ enum StatusCommand {
             }
         }
         for f in faults { out += "  fault: \(f)\n" }
+        let failing = Workspace.recordedPageFailures(root: root, stateDirectory: stateDirectory)
+        if !failing.isEmpty {
+            out += "pages not written  \(failing.count)\n"
+            for f in failing { out += "  \(f.path)  \(f.reason) (since \(localTime(f.sinceMs)))\n" }
+        }
         out += "inboxes    \(inboxes.count)\n"
         for inbox in inboxes {
             let waiting = ((try? Sys.readDirectory(inbox)) ?? []).filter(CaptureName.isFinal).count

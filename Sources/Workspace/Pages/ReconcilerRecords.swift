@@ -1,7 +1,8 @@
 // ReconcilerRecords: what the reconciler keeps device-locally about each page (under the state
-// directory's bases/): its last few projections (the bases of a three-way) and the identity its file
-// had when this device last left it. Invariant: records are written by rename but never fsync'd, on
-// purpose: one lost in a crash only makes the next reconcile of that page more cautious, never wrong.
+// directory's bases/, one file per page): its last few projections (the bases of a three-way) and the
+// identity its file had when this device last published it. Invariant: records are written by rename
+// but never fsync'd, on purpose: one lost in a crash only makes the next reconcile of that page more
+// cautious, never wrong.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,6 +11,13 @@ import SystemCalls
 /// A file's identity: (st_dev, st_ino). A page file still the one this device published was edited
 /// in place here; another identity came from a sync tool (or an editor saving by rename).
 struct FileIdentity: Equatable {
+    /// "<device> <inode>"; nil for anything else.
+    static func parse(_ b: ArraySlice<UInt8>) -> FileIdentity? {
+        let parts = String(decoding: b, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard parts.count == 2, let d = UInt64(parts[0]), let i = UInt64(parts[1]) else { return nil }
+        return FileIdentity(device: d, inode: i)
+    }
+
     var device: UInt64
     var inode: UInt64
 
@@ -18,11 +26,7 @@ struct FileIdentity: Equatable {
         self.inode = inode
     }
 
-    /// The identity of what is at `path` now (a symlink's own); nil when nothing is there.
-    init?(of path: String) {
-        guard let st = try? Sys.lstat(path) else { return nil }
-        self.init(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
-    }
+    init(_ st: stat) { self.init(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)) }
 }
 
 final class ReconcilerRecords {
@@ -40,15 +44,32 @@ final class ReconcilerRecords {
     }
 
     func basesFile(_ pageID: BlockID) -> String { Path.join(dir, pageID.description) }
-    func identityFile(_ pageID: BlockID) -> String { basesFile(pageID) + ".inode" }
+    /// Where an older version kept the identity apart; still read, no longer written.
+    func legacyIdentityFile(_ pageID: BlockID) -> String { basesFile(pageID) + ".inode" }
 
     /// The page's recent projections, oldest first; none when nothing is recorded.
     func projections(of pageID: BlockID) -> [[UInt8]] {
         if let b = bases[pageID] { return b }
+        load(pageID)
+        return bases[pageID] ?? []
+    }
+
+    /// The identity the page's file had when this device last published it; nil when unrecorded.
+    func publishedIdentity(of pageID: BlockID) -> FileIdentity? {
+        if bases[pageID] == nil { load(pageID) }
+        return identities[pageID]
+    }
+
+    /// "i <device> <inode>\n" (when known), then "<length>\n<bytes>" per projection, oldest first;
+    /// a torn record ends the list.
+    private func load(_ pageID: BlockID) {
         var list: [[UInt8]] = []
         if let bytes = try? Durable.readRegularFile(basesFile(pageID), limit: 256 << 20) {
-            // "<length>\n<bytes>" repeated, oldest first; a torn record ends the list.
             var i = 0
+            if bytes.starts(with: Array("i ".utf8)), let nl = bytes.firstIndex(of: 10) {
+                identities[pageID] = FileIdentity.parse(bytes[2..<nl])
+                i = nl + 1
+            }
             while i < bytes.count {
                 guard let nl = bytes[i...].firstIndex(of: 10), let n = Int(String(decoding: bytes[i..<nl], as: UTF8.self)),
                       nl + 1 + n <= bytes.count else { break }
@@ -56,39 +77,26 @@ final class ReconcilerRecords {
                 i = nl + 1 + n
             }
         }
+        if identities[pageID] == nil, let b = try? Durable.readRegularFile(legacyIdentityFile(pageID), limit: 128) {
+            identities[pageID] = FileIdentity.parse(b[...])
+        }
         bases[pageID] = list
-        return list
     }
 
-    /// Records `bytes` as the page's newest projection, keeping the last `keptBases`.
-    func rememberProjection(_ bytes: [UInt8], of pageID: BlockID) {
+    /// Records `bytes` as the page's newest projection (keeping the last `keptBases`) and
+    /// `identity` as its file's: one record, written only when either changed.
+    func remember(_ bytes: [UInt8], identity: FileIdentity?, of pageID: BlockID) {
         var list = projections(of: pageID)
-        if list.last == bytes { return }
-        list.append(bytes)
+        let known = identities[pageID]
+        if list.last == bytes && (identity == nil || identity == known) { return }
+        if list.last != bytes { list.append(bytes) }
         if list.count > ReconcilerRecords.keptBases { list.removeFirst(list.count - ReconcilerRecords.keptBases) }
         bases[pageID] = list
+        if let identity { identities[pageID] = identity }
         var out: [UInt8] = []
+        if let i = identities[pageID] { out.append(contentsOf: "i \(i.device) \(i.inode)\n".utf8) }
         for b in list { out.append(contentsOf: "\(b.count)\n".utf8); out.append(contentsOf: b) }
         write(basesFile(pageID), out)
-    }
-
-    /// The identity the page's file had when this device last projected it; nil when unrecorded.
-    func publishedIdentity(of pageID: BlockID) -> FileIdentity? {
-        if let i = identities[pageID] { return i }
-        guard let bytes = try? Durable.readRegularFile(identityFile(pageID), limit: 128) else { return nil }
-        let parts = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
-        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return nil }
-        let i = FileIdentity(device: device, inode: inode)
-        identities[pageID] = i
-        return i
-    }
-
-    /// Records the identity of the page's file at `path` as it is now.
-    func rememberIdentity(of pageID: BlockID, at path: String) {
-        guard let i = FileIdentity(of: path) else { return }
-        if publishedIdentity(of: pageID) == i { return }
-        identities[pageID] = i
-        write(identityFile(pageID), Array("\(i.device) \(i.inode)\n".utf8))
     }
 
     /// Writes one record by rename, without fsync (see the header); a failure is logged, not thrown.

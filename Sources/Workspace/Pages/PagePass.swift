@@ -1,0 +1,413 @@
+// PagePass: the pass over stale pages, and the one function per page that makes its file show the
+// model: resolve its file once, read it once, turn its changes into ops, render, publish, record.
+// Invariants: a page file is written only after its changes became ops; a file fewer blocks than the
+// page deletes nothing unless it is this device's projection, edited in place, three-way against the
+// projection it came from; a stray (second spelling, conflict copy) only adds; one page's failure is
+// recorded as its state and the pass goes on; nothing under journals/ or pages/ is reached by a link.
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemCalls
+
+/// journals/ and pages/, each opened once per pass from the workspace's root, one component at a
+/// time without following a link (DirectoryWalk); .outl/tmp the same way, for the temporaries.
+final class PageDirectories {
+    let root: String
+    private var opened: [String: FileDescriptor] = [:]
+    private var absent: Set<String> = []
+
+    init(root: String) { self.root = root }
+
+    /// The directory (`journals`, `pages`, `.outl/tmp`), nil when it does not exist.
+    func existing(_ rel: String) throws -> FileDescriptor? {
+        if let d = opened[rel] { return d }
+        if absent.contains(rel) { return nil }
+        do {
+            let d = try DirectoryWalk.open(Path.join(root, rel), beneath: root)
+            opened[rel] = d
+            return d
+        } catch let e as Errno where e == .ENOENT {
+            absent.insert(rel)
+            return nil
+        } catch {
+            throw PageFileError(rel, error)
+        }
+    }
+
+    /// The directory, made (and its parent fsync'd) if it does not exist.
+    func created(_ rel: String) throws -> FileDescriptor {
+        if let d = try existing(rel) { return d }
+        do {
+            let d = try DirectoryWalk.open(Path.join(root, rel), beneath: root, create: rel.hasPrefix(".outl") ? 0o700 : 0o755)
+            absent.remove(rel)
+            opened[rel] = d
+            return d
+        } catch {
+            throw PageFileError(rel, error)
+        }
+    }
+
+    func close() {
+        for d in opened.values { d.close() }
+        opened.removeAll()
+    }
+}
+
+/// Where a page's file is: its directory and name, and the other spellings of it that exist there.
+struct PageLocation {
+    var dir: String
+    var name: String
+    var otherSpellings: [String] = []
+    var rel: String { "\(dir)/\(name)" }
+}
+
+/// A page file as read: its bytes, and its identity and ctime from the same descriptor.
+struct PageFileRead {
+    var bytes: [UInt8]
+    var identity: FileIdentity
+    var ctimeMs: Int64
+}
+
+extension WorkspaceCore {
+    // MARK: the pass
+
+    /// Projects every stale page (and failing pages whose retry is due); returns the paths written.
+    /// A page whose file cannot be read or written becomes failing (logged once, retried with
+    /// backoff) and the others go on; only an op-log failure (a commit of hand edits) is thrown.
+    func projectStalePages() throws -> [String] {
+        let now = wallClockMilliseconds()
+        _ = pages.retryDue(now: now)
+        let dirs = PageDirectories(root: root)
+        defer {
+            dirs.close()
+            pages.recordFailures(log: log)
+            // The archive's copy of what was just acknowledged, synced once the pass's work is done.
+            do { try seen.sync() } catch { log("syncing this device's archive of ops: \(error)") }
+        }
+        var written: [String] = []
+        while let (id, origin) = pages.nextStale() {
+            do {
+                if let p = try projectPage(id, origin: origin, dirs: dirs) { written.append(p) }
+                if let f = pages.succeeded(id) { pageFailure(f, recovered: true) }
+            } catch let e as PageFileError {
+                if let f = pages.fail(id, e, now: now) { pageFailure(f, recovered: false) }
+            } catch {
+                pages.markStale([id])  // still stale: the next pass tries it again
+                throw error
+            }
+        }
+        return written
+    }
+
+    /// Where the page's file is; nil for a page without one (blocks whose page op has not arrived,
+    /// a page refused for its id). A journal's file is the spelling that exists (Logseq's when both
+    /// do; the other is a second spelling), else the one the setting names.
+    func location(of id: BlockID, dirs: PageDirectories) throws -> PageLocation? {
+        guard let page = model.pages[id], page.known, let rel = page.relativePath(journalFormat: journalFormat) else { return nil }
+        guard page.kind == .journal, let day = page.journalDay else {
+            return PageLocation(dir: Path.parent(of: rel), name: Path.lastComponent(rel))
+        }
+        let logseq = day.fileStem + ".md", iso = day.iso + ".md"
+        guard let d = try dirs.existing("journals") else { return PageLocation(dir: "journals", name: Path.lastComponent(rel)) }
+        func exists(_ name: String) throws -> Bool {
+            do { _ = try d.stat(name, fullPath: Path.join(root, "journals/\(name)")); return true }
+            catch let e as Errno where e == .ENOENT { return false }
+            catch { throw PageFileError("journals/\(name)", error) }
+        }
+        switch (try exists(logseq), try exists(iso)) {
+        case (true, true): return PageLocation(dir: "journals", name: logseq, otherSpellings: [iso])
+        case (true, false): return PageLocation(dir: "journals", name: logseq)
+        case (false, true): return PageLocation(dir: "journals", name: iso)
+        case (false, false): return PageLocation(dir: "journals", name: Path.lastComponent(rel))
+        }
+    }
+
+    /// Reads `name` in `dir` (nil when absent); anything but a regular file within the limit is a
+    /// PageFileError, so such a page fails and is left as it is.
+    func readPage(_ rel: String, name: String, in dir: FileDescriptor?) throws -> PageFileRead? {
+        guard let dir else { return nil }
+        do {
+            let (bytes, st) = try Durable.readRegularFileAndStat(name, in: dir, fullPath: Path.join(root, rel), limit: PageFiles.maxFileBytes)
+            return PageFileRead(bytes: bytes, identity: FileIdentity(st), ctimeMs: WorkInTransit.ctimeMs(st))
+        } catch let e as Errno where e == .ENOENT {
+            return nil
+        } catch {
+            throw PageFileError(rel, error)
+        }
+    }
+
+    /// One page: resolve, read, take its changes, render, publish, record. Returns the path if the
+    /// file was written; nil when it already showed the model, or waits.
+    func projectPage(_ id: BlockID, origin: PageFileOrigin, dirs: PageDirectories) throws -> String? {
+        guard let loc = try location(of: id, dirs: dirs) else { pages.clean(id); return nil }
+        for other in loc.otherSpellings {
+            try takeStray("\(loc.dir)/\(other)", .secondSpelling, page: id, origin: .unknown, dirs: dirs)
+        }
+        let file = try readPage(loc.rel, name: loc.name, in: try dirs.existing(loc.dir))
+        if let why = try takeChanges(of: id, from: file, rel: loc.rel, origin: origin, stray: nil) {
+            if pages.wait(id, origin: origin, ctimeMs: file?.ctimeMs ?? 0) { log("\(Path.join(root, loc.rel)): \(why)") }
+            return nil
+        }
+        let bytes = render(id)
+        guard bytes.count <= PageFiles.maxFileBytes else {
+            throw PageFileError(path: loc.rel, reason: "would be larger than the \(PageFiles.maxFileBytes >> 20) MiB a page file may hold; its blocks stay in the op log")
+        }
+        var identity = file?.identity
+        var wrote = false
+        if file?.bytes != bytes, !(file == nil && bytes.isEmpty) {
+            identity = try publish(bytes, rel: loc.rel, dir: loc.dir, name: loc.name, page: id, dirs: dirs)
+            wrote = true
+        }
+        pages.records.remember(bytes, identity: identity, of: id)
+        pages.clean(id)
+        return wrote ? Path.join(root, loc.rel) : nil
+    }
+
+    /// Writes a page file durably through a temporary in .outl/tmp named for the page id (within
+    /// NAME_MAX whatever the page's name); returns the identity of the file published.
+    func publish(_ bytes: [UInt8], rel: String, dir: String, name: String, page id: BlockID, dirs: PageDirectories) throws -> FileIdentity {
+        let pageDir = try dirs.created(dir)
+        let tmp = try dirs.created(".outl/tmp")
+        let tempName = "\(id).md.tmp"
+        let tmpPath = Path.join(root, ".outl/tmp")
+        func once() throws {
+            // The temp is in .outl/tmp, so its departure need not be durable: one fsync of the file
+            // and one of its directory make the page durable.
+            try Durable.publish(bytes, name: name, in: pageDir, dirPath: Path.join(root, dir),
+                                via: tempName, in: tmp, tempDirPath: tmpPath, mode: 0o644, syncTempDirectory: false)
+        }
+        do {
+            do { try once() } catch let e as Errno where e == .EEXIST {
+                // A temporary a crash left behind.
+                try? tmp.unlink(tempName, fullPath: Path.join(tmpPath, tempName))
+                try once()
+            }
+            return FileIdentity(try pageDir.stat(name, fullPath: Path.join(root, rel)))
+        } catch {
+            throw PageFileError(rel, error)
+        }
+    }
+
+    // MARK: taking a file's changes
+
+    /// Turns what a file shows that the model does not into ops, as far as who wrote it lets it be
+    /// believed. Returns why the file must wait (its changes may be another device's work in
+    /// transit, or it is empty and may be an editor between truncating and writing), nil when it need not.
+    func takeChanges(of id: BlockID, from file: PageFileRead?, rel: String, origin: PageFileOrigin, stray: StrayFile.Kind?) throws -> String? {
+        guard let file else { return nil }
+        let current = file.bytes
+        let records = pages.records
+        let projections = records.projections(of: id)
+        if stray == nil {
+            if projections.last == current { return nil }
+            if pages.lastReconciled[id] == current { return nil }
+        }
+        if current == render(id) { return nil }
+        let parsed = Markdown.parse(current)
+        if parsed.blocks.isEmpty && parsed.preamble.allSatisfy({ $0.isWhitespace }) {
+            // An empty file proves nothing was deleted: after a settle it is written again (the
+            // page's file) or removed (a stray).
+            if wallClockMilliseconds() - file.ctimeMs >= transit.settleMs { return nil }
+            return "empty (perhaps half written): nothing in it is taken as deleted; it is written again unless it changes"
+        }
+        let known = holdsABlock(of: id, parsed.blocks)
+        // A person's edit of this device's projection: the editor said so, or nobody saw it happen
+        // and the file is still the inode this device published. A file holding none of the page's
+        // blocks was not made from a projection (a new file at the name): it only adds.
+        let editedHere = stray == nil && known && (origin == .editedHere
+            || (origin == .unknown && records.publishedIdentity(of: id) == file.identity))
+        let provenance: Reconciler.Provenance
+        if editedHere {
+            provenance = projections.isEmpty ? .nothingKnown : .editedHere(bases: projections.map(Markdown.parse))
+        } else {
+            provenance = opHistory().map { .otherProducer($0) } ?? .nothingKnown
+        }
+        var ops = Reconciler.diff(file: parsed, provenance: provenance, model: model, page: id,
+                                  mint: idMinter(for: current, page: id))
+        if stray == .secondSpelling { ops.removeAll { $0.kind == .deleteBlock } }
+        if !editedHere, !ops.isEmpty, transit.mustWait(fileCtimeMs: file.ctimeMs, origin: origin) {
+            return "\(ops.count) change(s) not explained by any op yet; waiting for other devices' ops before taking them"
+        }
+        if stray == nil { pages.lastReconciled[id] = current }
+        if ops.isEmpty { return nil }
+        try commit(ops)
+        log("\(Path.join(root, rel)): \(ops.count) hand edit(s) turned into ops")
+        return nil
+    }
+
+    /// Whether any of `blocks` (at any depth) carries the id of a block of the page.
+    func holdsABlock(of id: BlockID, _ blocks: [MDBlock]) -> Bool {
+        var todo = blocks[...].reversed().map { $0 }
+        while let b = todo.popLast() {
+            if let bid = b.id, model.blocks[bid]?.page == id { return true }
+            todo.append(contentsOf: b.children.reversed())
+        }
+        return false
+    }
+
+    /// A file that stands for page `id` without being its file: what it adds is taken (a conflict
+    /// copy is judged as another producer's file), then it is removed; while it waits, it stays.
+    func takeStray(_ rel: String, _ kind: StrayFile.Kind, page id: BlockID, origin: PageFileOrigin, dirs: PageDirectories) throws {
+        let dirRel = Path.parent(of: rel), name = Path.lastComponent(rel)
+        let dir = try dirs.existing(dirRel)
+        guard let file = try readPage(rel, name: name, in: dir) else { pages.releaseStray(rel); return }
+        if let why = try takeChanges(of: id, from: file, rel: rel, origin: origin, stray: kind) {
+            if pages.holdStray(rel, StrayFile(page: id, kind: kind, origin: origin, ctimeMs: file.ctimeMs)) {
+                log("\(Path.join(root, rel)): \(why)")
+            }
+            return
+        }
+        pages.releaseStray(rel)
+        do { try dir?.unlink(name, fullPath: Path.join(root, rel)) } catch let e as Errno where e == .ENOENT {} catch {
+            throw PageFileError(rel, error)
+        }
+        let what = kind == .conflictCopy ? "a sync conflict copy" : "another spelling"
+        log("\(Path.join(root, rel)): \(what) of \(model.pages[id]?.name ?? id.description); its additions were taken and it was removed")
+        pages.markStale([id])
+    }
+
+    /// Ids for hand-written blocks derive from the file's bytes: reconciling the same file twice (a
+    /// crash before the projection that writes the ids) mints the same ids, so no duplicates.
+    func idMinter(for file: [UInt8], page pageID: BlockID) -> (String) -> BlockID {
+        var ordinal: UInt64 = 0
+        return { [self] text in
+            ordinal += 1
+            let id = BlockID.derived(from: file, page: pageID, ordinal: ordinal)
+            // Taken by something else (the same bytes long ago): a fresh id.
+            if let b = model.blocks[id], b.deleted || b.text != text || b.page != pageID { return BlockID.random() }
+            return id
+        }
+    }
+
+    /// The op history, read from the op files the first time a file of unknown producer needs it.
+    func opHistory() -> OpHistory? {
+        if history == nil {
+            // A read-only view of the archive, closed once the history is read.
+            let archived = SeenOps(stateDir: Path.parent(of: seen.dir), writable: false, log: { _ in })
+            defer { archived.close() }
+            do { history = try OpHistory.load(opsDir: opsDir, seen: archived) }
+            catch { log("\(opsDir): could not read the op history (\(error)); taking only new blocks from synced files") }
+        }
+        return history
+    }
+
+    // MARK: what changed on disk
+
+    /// Judges again every file whose changes waited; returns ms until the next judgement or retry
+    /// of a failing page is due, nil when nothing waits or fails.
+    func judgeWaiting() throws -> Int64? {
+        pages.markStale(pages.waiting.map(\.0))
+        let dirs = PageDirectories(root: root)
+        defer { dirs.close() }
+        for (rel, s) in pages.strays.sorted(by: { $0.key < $1.key }) {
+            do { try takeStray(rel, s.kind, page: s.page, origin: s.origin, dirs: dirs) }
+            catch let e as PageFileError { log("\(e)") }
+        }
+        _ = try projectStalePages()
+        var next: Int64? = nil
+        for (_, c) in pages.waiting { next = min(next ?? Int64.max, transit.remainingMs(fileCtimeMs: c)) }
+        for s in pages.strays.values { next = min(next ?? Int64.max, transit.remainingMs(fileCtimeMs: s.ctimeMs)) }
+        if let r = pages.retryDue(now: wallClockMilliseconds()) { next = min(next ?? Int64.max, r) }
+        return next
+    }
+
+    /// Paths (absolute) of the page files and strays whose changes wait.
+    var waitingPaths: [String] {
+        let dirs = PageDirectories(root: root)
+        defer { dirs.close() }
+        var out = pages.strays.keys.map { Path.join(root, $0) }
+        for (id, _) in pages.waiting { if let l = try? location(of: id, dirs: dirs) { out.append(Path.join(root, l.rel)) } }
+        return out.sorted()
+    }
+
+    /// The page a file under journals/ or pages/ stands for (`rel` relative to the root), created
+    /// (as an op) if it is new; nil for a name that is no page (an editor's temporary, a dotfile).
+    func page(forFile rel: String) throws -> BlockID? {
+        let parts = rel.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0] == "journals" || parts[0] == "pages" else { throw WorkspaceError.badPath(rel) }
+        guard parts[1].hasSuffix(".md"), !parts[1].hasPrefix(".") else { return nil }
+        let stem = String(parts[1].dropLast(3))
+        var op: Op
+        if parts[0] == "journals" {
+            // Either spelling is the day's page (JournalFiles), never a second one.
+            guard let day = JournalDay(parsing: stem) else { return nil }
+            op = Op(hlc: clock.last, kind: .createPage, id: BlockID.journalPage(day))
+            op.pageKind = .journal; op.text = day.iso
+        } else {
+            let name = PageFileName.decode(stem)
+            op = Op(hlc: clock.last, kind: .createPage, id: BlockID.namedPage(name))
+            op.pageKind = .named; op.text = name
+        }
+        if model.pages[op.id]?.known != true { try commit([op]) }
+        return op.id
+    }
+
+    /// `path` (absolute, or relative to the root) as a page file's path relative to the root.
+    func relativeToRoot(_ path: String) throws -> String {
+        guard path.hasPrefix("/") else { return path }
+        let r = root.hasSuffix("/") ? root : root + "/"
+        guard path.hasPrefix(r) else { throw WorkspaceError.badPath(path) }
+        return String(path.dropFirst(r.count))
+    }
+
+    /// Sorts one file under journals/ or pages/: its page's own file is marked stale (with who
+    /// changed it); another spelling or a conflict copy of a page is taken as a stray.
+    func noteFile(_ rel: String, origin: PageFileOrigin, dirs: PageDirectories) throws {
+        let name = Path.lastComponent(rel), dir = Path.parent(of: rel)
+        if let original = SyncToolNames.conflictOriginal(name) {
+            guard let id = try page(forFile: "\(dir)/\(original)") else { return }
+            let o: PageFileOrigin = origin == .unknown ? .delivered(by: "syncthing") : origin
+            do { try takeStray(rel, .conflictCopy, page: id, origin: o, dirs: dirs) }
+            catch let e as PageFileError { log("\(e)") }
+            return
+        }
+        guard let id = try page(forFile: rel) else { return }
+        let own = try? location(of: id, dirs: dirs)
+        if own == nil || own?.rel == rel {
+            pages.fileChanged(id, origin: origin)
+        } else {
+            do { try takeStray(rel, .secondSpelling, page: id, origin: origin, dirs: dirs) }
+            catch let e as PageFileError { log("\(e)") }
+        }
+    }
+
+    /// A file under journals/ or pages/ changed (inotify), or a conflict copy of one appeared: its
+    /// changes become ops, and the stale pages are written.
+    func reconcile(path: String, origin: PageFileOrigin = .unknown) throws {
+        let rel = try relativeToRoot(path)
+        let parts = rel.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0] == "journals" || parts[0] == "pages" else { throw WorkspaceError.badPath(path) }
+        guard parts[1].hasSuffix(".md"), !parts[1].hasPrefix(".") else { return }
+        let dirs = PageDirectories(root: root)
+        defer { dirs.close() }
+        try noteFile(rel, origin: origin, dirs: dirs)
+        _ = try projectStalePages()
+    }
+
+    /// Every file under journals/ and pages/, as if each had changed while nobody watched, then a pass.
+    func reconcileAll() throws {
+        let dirs = PageDirectories(root: root)
+        defer { dirs.close() }
+        for dir in ["journals", "pages"] {
+            let names: [String]
+            do {
+                guard let d = try dirs.existing(dir) else { continue }
+                names = try d.readDirectory(path: Path.join(root, dir))
+            } catch {
+                log("\(error)")
+                continue
+            }
+            for n in names.sorted() where n.hasSuffix(".md") && !n.hasPrefix(".") {
+                try noteFile("\(dir)/\(n)", origin: .unknown, dirs: dirs)
+            }
+        }
+        _ = try projectStalePages()
+    }
+
+    /// Says that a page became failing, or was written again after failing.
+    func pageFailure(_ f: PageFailure, recovered: Bool) {
+        if let onPageFailure { onPageFailure(f, recovered) }
+        else if recovered { log("\(f.path): written again") }
+        else { log("\(f.path) \(f.reason); this page is not written until that changes (the others are)") }
+    }
+}
