@@ -304,12 +304,22 @@ final class RunningDaemon {
 
     private func projectDirtyPages() async {
         do { _ = try await workspace.projectDirtyPages() } catch { log.warning("projection: \(error)") }
+        await scheduleNextPageJudgement()
+    }
+
+    /// A pass may leave a page waiting or failing (its retry then has a time): judged again when due,
+    /// whatever pass left it so, not only after the next event.
+    private func scheduleNextPageJudgement() async {
+        guard let ms = await workspace.nextPageJudgementMs else { return }
+        let at = monotonicNanoseconds() + UInt64(ms) * 1_000_000 + 1_000_000
+        deadlines.judgeWaiting = min(deadlines.judgeWaiting ?? at, at)
     }
 
     func drainNow() async {
         let report = await DrainPass.run(config.drainedInboxes, workspace: workspace, io: io, observer: drainLog,
                                          log: log, options: drainOptions)
         if io.holdsRing { deadlines.ringRelease = monotonicNanoseconds() + RunningDaemon.ringIdleRelease }
+        await scheduleNextPageJudgement()
         for line in report.refusedInboxes where !lastRefused.contains(line) { log.error(line) }
         lastRefused = Set(report.refusedInboxes)
         // A bad file that rejected/ could not take for want of space is retried like any transient

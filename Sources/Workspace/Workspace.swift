@@ -172,6 +172,9 @@ public actor Workspace {
     /// returned delay has passed). Returns ms until the next judgement, nil if none.
     public func judgeWaiting() throws -> Int64? { try writable(); return try core.judgeWaiting() }
 
+    /// Ms until a waiting page file or a failing page is due to be judged again; nil when none is.
+    public var nextPageJudgementMs: Int64? { core.nextPageJudgementMs() }
+
     /// Page files whose changes wait for other devices' ops.
     public var waitingFiles: [String] { core.waitingPaths }
 

@@ -185,6 +185,9 @@ final class PageFiles {
 
     var failures: [PageFailure] { failed.values.sorted { $0.path < $1.path } }
 
+    /// Ms until the next failing page's retry is due (0 when one is); nil when none fails.
+    func nextRetryMs(now: Int64) -> Int64? { failed.values.map { max(0, $0.retryAtMs - now) }.min() }
+
     /// Failing pages whose retry is due become stale; returns ms until the next one is due, nil if none.
     func retryDue(now: Int64) -> Int64? {
         var next: Int64? = nil

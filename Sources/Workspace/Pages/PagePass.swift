@@ -304,10 +304,15 @@ extension WorkspaceCore {
             catch let e as PageFileError { log("\(e)") }
         }
         _ = try projectStalePages()
+        return nextPageJudgementMs()
+    }
+
+    /// Ms until a waiting file or a failing page is due; nil when none waits or fails.
+    func nextPageJudgementMs() -> Int64? {
         var next: Int64? = nil
         for (_, c) in pages.waiting { next = min(next ?? Int64.max, transit.remainingMs(fileCtimeMs: c)) }
         for s in pages.strays.values { next = min(next ?? Int64.max, transit.remainingMs(fileCtimeMs: s.ctimeMs)) }
-        if let r = pages.retryDue(now: wallClockMilliseconds()) { next = min(next ?? Int64.max, r) }
+        if let r = pages.nextRetryMs(now: wallClockMilliseconds()) { next = min(next ?? Int64.max, r) }
         return next
     }
 
