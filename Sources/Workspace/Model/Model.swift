@@ -41,12 +41,13 @@ public struct Page: Sendable {
     public var journalDay: JournalDay? { kind == .journal ? JournalDay(parsing: name) : nil }
 
     /// Path relative to the workspace root; a journal's file is named as `journalFormat` says (when
-    /// a file of the day exists in either spelling, it wins: `JournalFiles`).
+    /// a file of the day exists in either spelling, it wins: `JournalFiles`), a named page's by
+    /// `PageFileName.fileStem` (shortened when its name does not fit).
     public func relativePath(journalFormat: JournalFileFormat = .logseq) -> String? {
         guard known else { return nil }
         switch kind {
         case .journal: return journalDay.map { JournalFiles.relativePath($0, journalFormat) }
-        case .named: return "pages/\(PageFileName.encode(name)).md"
+        case .named: return "pages/\(PageFileName.fileStem(for: name)).md"
         }
     }
 }
