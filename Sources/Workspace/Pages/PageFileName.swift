@@ -3,7 +3,7 @@
 // never get one stem; a stem `encode` makes decodes back to its name; a stem that fits keeps the name
 // it always had (only names that did not fit, or that sync tools take for a conflict copy, are new).
 //
-// The rule (man/outl.1 says the same):
+// The rule:
 // * The stem is the page's name in NFC, percent-encoded (`encode`): '/', '%', control characters, the
 //   Windows-reserved <>:"\|?*, a leading '.', and the '.' of a ".sync-conflict-" (Syncthing takes any
 //   name holding that for a conflict copy: it never makes a conflict copy of one, it deletes it) become
