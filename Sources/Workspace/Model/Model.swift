@@ -70,13 +70,13 @@ public struct Model: Sendable {
     public var pages: [BlockID: Page] = [:]
     /// Ops handed to `apply`.
     public var opsApplied = 0
-    /// Ops that changed nothing: an op applied before, a write older than the field's, an unknown kind.
+    /// Ops that changed nothing: an op applied before, a write older than the field's, an unknown kind,
+    /// a refused createPage.
     public var opsSkipped = 0
     /// createPages refused because their id is not the canonical id of what they name, by that id.
     /// They change nothing else: the id stays an unknown page, so it and any block created on it
     /// (such blocks are kept, and shown only if a createPage that names that id canonically ever
-    /// arrives) are never projected. `outl check` and the log report these,
-    /// naming the device.
+    /// arrives) are never projected. Kept for the reports (`outl check`, the log) to name the device.
     public internal(set) var refusedPages: [BlockID: RefusedPage] = [:]
     /// Updates, moves and deletes whose block has not arrived yet, by block id: applied when its create is.
     var pending: [BlockID: [Op]] = [:]
