@@ -1,6 +1,8 @@
 // Identifiers: block, page and actor ids as 128-bit values spelled as lower-case UUIDs.
-// Ids this module mints are UUIDv7 (time + getrandom); journal page ids are derived from the day so
-// every device names the same day's page the same way.
+// Ids this module mints are UUIDv7 (time + getrandom). A page's id is never minted: it is derived from
+// what the page names (a journal's day, a named page's canonical name, `canonicalPage`), so every
+// device names one page one way and the model refuses a page created under any other id. What a
+// derivation returns is in users' op logs: it must never change for a name it was ever given.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -125,12 +127,24 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
         return BlockID(hi: (h1.value & ~0xF000) | 0x8000, lo: (h2.value & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
     }
 
-    /// The page id of a named page: a UUIDv8 from two FNV-1a hashes of the lower-cased name.
+    /// The page id of a named page: a UUIDv8 from two FNV-1a hashes of its canonical name
+    /// (`PageNames.key`: NFC, then lower-cased), so "Café", "CAFÉ" and "Cafe\u{301}" are one page.
     public static func namedPage(_ name: String) -> BlockID {
-        let lowered = name.lowercased().utf8
+        let key = PageNames.key(name).utf8
         var h1 = FNV1a(), h2 = FNV1a(seed: 0x6C62_272E_07BB_0142)
-        h1.add(lowered)
-        h2.add(lowered)
+        h1.add(key)
+        h2.add(key)
         return BlockID(hi: (h1.value & ~0xF000) | 0x8000, lo: (h2.value & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
+    }
+
+    /// The one id a page of this kind and name may have: a journal's is its day's (the name is the
+    /// day, either spelling `JournalDay(parsing:)` reads), a named page's is its name's. Nil when the
+    /// name names no page (a journal name that is no date, an empty name). Model refuses a createPage
+    /// under any other id.
+    public static func canonicalPage(kind: PageKind, name: String) -> BlockID? {
+        switch kind {
+        case .journal: return JournalDay(parsing: name).map(journalPage)
+        case .named: return name.isEmpty ? nil : namedPage(name)
+        }
     }
 }

@@ -1,7 +1,9 @@
 // Model: the workspace state the op log folds into, and `apply` (do_op), the only way it changes.
 // Invariants: the model is a function of the SET of ops applied, whatever their order, chunking or
 // repetition, so a live merge of ops in any arrival order equals a fresh boot over the same files, and
-// every device that has the same ops has the same model. Each block field keeps the stamp (HLC) of its
+// every device that has the same ops has the same model. A page exists only under its canonical id
+// (`BlockID.canonicalPage`): a createPage under any other id is refused, judged from the op alone, and
+// kept in `refusedPages` for the reports. Each block field keeps the stamp (HLC) of its
 // last write: an update beats any create and among updates the newest wins; among creates of one id
 // the least stamp wins; moves are last-writer-wins over the create's place; a block is deleted iff the
 // newest of its deletes and updates is a delete. An op whose block has not arrived waits for it.
@@ -28,6 +30,8 @@ public struct Page: Sendable {
     public var blocks: [BlockID] = []
     /// The largest top-level position key, so an append lands at the end.
     public var maxTopPos: String = ""
+    /// A createPage arrived under the page's canonical id. An unknown page is never given a file,
+    /// and neither are the blocks created on it.
     public var known: Bool = true
     /// The winning createPage (the least stamp), nil while no createPage arrived.
     var createStamp: HLC? = nil
@@ -37,14 +41,27 @@ public struct Page: Sendable {
     public var journalDay: JournalDay? { kind == .journal ? JournalDay(parsing: name) : nil }
 
     /// Path relative to the workspace root; a journal's file is named as `journalFormat` says (when
-    /// a file of the day exists in either spelling, it wins: `JournalFiles`).
+    /// a file of the day exists in either spelling, it wins: `JournalFiles`), a named page's by
+    /// `PageFileName.fileStem` (shortened when its name does not fit).
     public func relativePath(journalFormat: JournalFileFormat = .logseq) -> String? {
         guard known else { return nil }
         switch kind {
         case .journal: return journalDay.map { JournalFiles.relativePath($0, journalFormat) }
-        case .named: return "pages/\(PageFileName.encode(name)).md"
+        case .named: return "pages/\(PageFileName.fileStem(for: name)).md"
         }
     }
+}
+
+/// A createPage the model refused: its id is not the canonical id of what it names (a peer that
+/// minted a journal day's or a named page's id its own way, or a name created under an older rule).
+public struct RefusedPage: Sendable, Equatable {
+    public var kind: PageKind
+    /// The name the op gave (a journal's day as written).
+    public var name: String
+    /// The device whose op it is (the op's stamp's actor): the one to name in a report.
+    public var actor: BlockID
+    /// The op's stamp; of several refused createPages of one id, the least is kept.
+    public var hlc: HLC
 }
 
 public struct Model: Sendable {
@@ -53,8 +70,14 @@ public struct Model: Sendable {
     public var pages: [BlockID: Page] = [:]
     /// Ops handed to `apply`.
     public var opsApplied = 0
-    /// Ops that changed nothing: an op applied before, a write older than the field's, an unknown kind.
+    /// Ops that changed nothing: an op applied before, a write older than the field's, an unknown kind,
+    /// a refused createPage.
     public var opsSkipped = 0
+    /// createPages refused because their id is not the canonical id of what they name, by that id.
+    /// They change nothing else: the id stays an unknown page, so it and any block created on it
+    /// (such blocks are kept, and shown only if a createPage that names that id canonically ever
+    /// arrives) are never projected. Kept for the reports (`outl check`, the log) to name the device.
+    public internal(set) var refusedPages: [BlockID: RefusedPage] = [:]
     /// Updates, moves and deletes whose block has not arrived yet, by block id: applied when its create is.
     var pending: [BlockID: [Op]] = [:]
     /// Pages the last `apply` touched besides the one it returned (a block whose winning create moved it
@@ -100,14 +123,18 @@ public struct Model: Sendable {
     mutating func applyFields<O: OpFields>(_ op: O) -> Change {
         switch op.kind {
         case .createPage:
+            let name = op.textString
+            // Decided from the op alone, so the refusal does not depend on what arrived before it:
+            // a page under another id would take over the day's (or the name's) file.
+            guard BlockID.canonicalPage(kind: op.pageKind, name: name) == op.id else { return refuse(op, name) }
             if let i = pages.index(forKey: op.id) {
                 if let s = pages.values[i].createStamp, !(op.hlc < s) { return .none }
                 pages.values[i].known = true
                 pages.values[i].kind = op.pageKind
-                pages.values[i].name = op.textString
+                pages.values[i].name = name
                 pages.values[i].createStamp = op.hlc
             } else {
-                var p = Page(id: op.id, kind: op.pageKind, name: op.textString)
+                var p = Page(id: op.id, kind: op.pageKind, name: name)
                 p.createStamp = op.hlc
                 pages[op.id] = p
             }
@@ -139,6 +166,13 @@ public struct Model: Sendable {
         case .unknown:
             return .none
         }
+    }
+
+    /// Records a createPage refused for its id; the least stamp's is kept, whatever the order.
+    mutating func refuse<O: OpFields>(_ op: O, _ name: String) -> Change {
+        if let r = refusedPages[op.id], !(op.hlc < r.hlc) { return .none }
+        refusedPages[op.id] = RefusedPage(kind: op.pageKind, name: name, actor: op.hlc.actor, hlc: op.hlc)
+        return .none
     }
 
     /// The index of a page in `pages`, made as an unknown page (not projected) until its createPage arrives.
