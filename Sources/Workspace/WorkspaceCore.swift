@@ -68,6 +68,7 @@ final class WorkspaceCore {
         onPageFailure = options.onPageFailure
         // After a crash between an op and its projection any page may be stale: check them all once.
         pages.markStale(model.pages.keys)
+        for id in model.refusedPages.keys.sorted() { logRefused(id) }
     }
 
     /// The directories the workspace reads and writes: a link (or a file) at one of them is refused
@@ -181,6 +182,7 @@ final class WorkspaceCore {
         var byActor: [BlockID: Int] = [:]
         var touched = Set<BlockID>()
         model.alsoTouched.removeAll()
+        let refusedBefore = model.refusedPages
         // A change in .outl/ops may have been a sync tool's version of this device's own file.
         do { try writer.checkOwnFile() } catch { log("checking this device's own op log: \(error)") }
         let now = wallClockMilliseconds()
@@ -208,6 +210,7 @@ final class WorkspaceCore {
         for d in deliveries {
             if case .read(_, true, _, _, _) = d.outcome { report.reread.append(d.name) }
         }
+        for (id, r) in model.refusedPages where refusedBefore[id] != r { logRefused(id) }
         for (a, n) in byActor { report.appliedByActor[a.description] = n }
         report.applied = byActor.values.reduce(0, +)
         pages.markStale(touched)
@@ -215,6 +218,12 @@ final class WorkspaceCore {
         defer { dirs.close() }
         report.dirtyPages = touched.compactMap { (try? location(of: $0, dirs: dirs))??.rel }.sorted()
         return report
+    }
+
+    /// Says that a device's createPage was refused: its id is not the one its day or name derives.
+    private func logRefused(_ id: BlockID) {
+        guard let r = model.refusedPages[id] else { return }
+        log("device \(r.actor): page \(id) (\(r.kind == .journal ? "journal" : "page") \(r.name)) refused: not the canonical id of what it names, so it takes over no file and its blocks are not shown")
     }
 
     /// Counts one applied op of another device in `report.byDevice` (DeviceMerge).
@@ -274,6 +283,9 @@ final class WorkspaceCore {
                 problems.append("\(error)")
             }
             for other in loc.otherSpellings { problems.append("\(loc.dir)/\(other): another spelling of \(loc.rel), not taken yet") }
+        }
+        for (id, r) in model.refusedPages.sorted(by: { $0.key < $1.key }) {
+            problems.append("page \(id) (\(r.kind == .journal ? "journal" : "page") \(r.name)) from device \(r.actor): refused, not the canonical id of what it names; its blocks are not shown")
         }
         return problems
     }

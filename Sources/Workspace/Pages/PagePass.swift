@@ -339,9 +339,15 @@ extension WorkspaceCore {
             op = Op(hlc: clock.last, kind: .createPage, id: BlockID.journalPage(day))
             op.pageKind = .journal; op.text = day.iso
         } else {
-            let name = PageFileName.decode(stem)
-            op = Op(hlc: clock.last, kind: .createPage, id: BlockID.namedPage(name))
-            op.pageKind = .named; op.text = name
+            switch PageFileName.parse(stem) {
+            case .shortened(let id):
+                // A shortened name does not spell its page: the page is found by its id, never
+                // made from the stem; until its ops arrive the file is left alone.
+                return model.pages[id]?.known == true ? id : nil
+            case .name(let name):
+                op = Op(hlc: clock.last, kind: .createPage, id: BlockID.namedPage(name))
+                op.pageKind = .named; op.text = name
+            }
         }
         if model.pages[op.id]?.known != true { try commit([op]) }
         return op.id
