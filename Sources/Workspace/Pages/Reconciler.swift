@@ -356,18 +356,18 @@ struct FileDiff {
         return kept
     }
 
-    /// The position of the first kept sibling after `i` above `floor`: a new position goes before it.
-    /// (Kept blocks the file may not move need not be in order, so one may stand below the floor.)
-    func nextKeptPosition(after i: Int, _ ids: [BlockID], kept: Set<Int>, above floor: String?) -> String? {
-        var j = i + 1
-        while j < ids.count {
-            if kept.contains(j) {
-                let p = model.blocks[ids[j]]!.pos
-                if floor.map({ $0 < p }) ?? true { return p }
-            }
-            j += 1
+    /// Where a block the walk places at `i` goes before: the least position of the kept siblings the
+    /// file has after it, above `floor` (the walk's last position). Kept blocks the file may not move
+    /// need not be in order, so the least is not always the next one, and one may be below the floor.
+    func nextKeptPosition(after i: Int, _ g: Group, above floor: String?) -> String? {
+        guard let least = g.leastKeptAfter[i + 1] else { return nil }
+        if floor.map({ $0 < least }) ?? true { return least }
+        var best: String? = nil
+        for j in (i + 1)..<g.ids.count where g.kept.contains(j) {
+            let p = model.blocks[g.ids[j]]!.pos
+            if floor.map({ $0 < p }) ?? true, best.map({ p < $0 }) ?? true { best = p }
         }
-        return nil
+        return best
     }
 
     /// One sibling group being walked: the parent, the file's blocks under it, how far it got.
@@ -376,6 +376,8 @@ struct FileDiff {
         let members: [Int]
         let ids: [BlockID]
         let kept: Set<Int>
+        /// leastKeptAfter[j]: the least position of the kept siblings from j on.
+        let leastKeptAfter: [String?]
         var next = 0
         var prevKey: String? = nil
     }
@@ -387,7 +389,16 @@ struct FileDiff {
             let members = o.kids(of: parentIndex)
             let parent = parentIndex < 0 ? nil : o.blocks[parentIndex].id
             let ids = members.map { o.blocks[$0].id! }
-            return Group(parent: parent, members: members, ids: ids, kept: keptInPlace(ids, parent: parent))
+            let kept = keptInPlace(ids, parent: parent)
+            var least = [String?](repeating: nil, count: ids.count + 1)
+            for j in stride(from: ids.count - 1, through: 0, by: -1) {
+                least[j] = least[j + 1]
+                if kept.contains(j) {
+                    let p = model.blocks[ids[j]]!.pos
+                    if least[j].map({ p < $0 }) ?? true { least[j] = p }
+                }
+            }
+            return Group(parent: parent, members: members, ids: ids, kept: kept, leastKeptAfter: least)
         }
         var stack = [group(-1)]
         while !stack.isEmpty {
@@ -406,7 +417,7 @@ struct FileDiff {
     mutating func step(_ b: MDBlock, _ i: Int, _ g: Group, prevKey: inout String?) {
         let id = g.ids[i], parent = g.parent
         guard let state = model.blocks[id] else {
-            let pos = PositionKey.between(prevKey, nextKeptPosition(after: i, g.ids, kept: g.kept, above: prevKey))
+            let pos = PositionKey.between(prevKey, nextKeptPosition(after: i, g, above: prevKey))
             var op = Op(hlc: stamp, kind: .createBlock, id: id)
             op.page = page; op.parent = parent; op.pos = pos; op.text = b.text; op.props = b.props
             ops.append(op)
@@ -428,7 +439,7 @@ struct FileDiff {
         if g.kept.contains(i) {
             prevKey = max(prevKey ?? "", state.pos)
         } else if mayMove {
-            let pos = PositionKey.between(prevKey, nextKeptPosition(after: i, g.ids, kept: g.kept, above: prevKey))
+            let pos = PositionKey.between(prevKey, nextKeptPosition(after: i, g, above: prevKey))
             var op = Op(hlc: stamp, kind: .moveBlock, id: id)
             op.parent = parent; op.pos = pos
             ops.append(op)
