@@ -1,6 +1,7 @@
 // OpHistory: every state each block and preamble ever had (as hashes, stamped with the op that made it),
-// so the reconciler can tell a projection some device made (content an op produced) from a hand edit
-// (content no op produced). Built lazily by re-reading the op log; `note` keeps it current after that.
+// and every move of each block, so the reconciler can tell a projection some device made (content an op
+// produced) from a hand edit (content no op produced), and whether a file's order may be taken (it
+// proves its producer had seen every move: Evidence). Built lazily by re-reading the op log; `note` keeps it current after that.
 import SystemCalls
 
 struct OpHistory {
@@ -16,6 +17,11 @@ struct OpHistory {
         var create: Noted?
         /// (op, hash of text+props) for the create and every update, in no particular order.
         var texts: [(Noted, UInt64)] = []
+        /// Every create and every move, in no particular order: the ops that placed the block. A file's
+        /// order is taken as a move only once it proves its producer had seen them all
+        /// (FileDiff.movable): then its producer placed the block where this device does.
+        var creates: [Noted] = []
+        var moves: [Noted] = []
     }
     var blocks: [BlockID: BlockStates] = [:]
     var preambles: [BlockID: Set<UInt64>] = [:]
@@ -47,8 +53,18 @@ struct OpHistory {
             if s.texts.contains(where: { $0.0.hlc == op.hlc }) { return }
             let n = Noted(hlc: op.hlc, ordinal: noted[op.hlc.actor, default: 0])
             noted[op.hlc.actor] = n.ordinal + 1
-            if op.kind == .createBlock, s.create.map({ op.hlc < $0.hlc }) ?? true { s.create = n }
+            if op.kind == .createBlock {
+                if s.create.map({ op.hlc < $0.hlc }) ?? true { s.create = n }
+                s.creates.append(n)
+            }
             s.texts.append((n, OpHistory.projectedHash(op)))
+            blocks[op.id] = s
+        case .moveBlock:
+            var s = blocks[op.id] ?? BlockStates()
+            if s.moves.contains(where: { $0.hlc == op.hlc }) { return }
+            let n = Noted(hlc: op.hlc, ordinal: noted[op.hlc.actor, default: 0])
+            noted[op.hlc.actor] = n.ordinal + 1
+            s.moves.append(n)
             blocks[op.id] = s
         case .setPreamble:
             preambles[op.id, default: []].insert(OpHistory.hash(Markdown.normalizedText(op.text), []))

@@ -36,27 +36,153 @@ enum Reconciler {
 
     struct Flat { var parent: BlockID?; var text: String; var props: [Property] }
 
+    /// A page file's blocks in page order (depth first), each with its parent's index: one iterative
+    /// walk of the parsed tree, so no depth of nesting reaches a thread's stack (outld reconciles on
+    /// the cooperative pool, whose threads may have far smaller stacks than the main thread).
+    struct Outline {
+        /// Each block without its children (they are listed in `kids`).
+        var blocks: [MDBlock] = []
+        /// The index of each block's parent, -1 at the top level.
+        var parent: [Int] = []
+        var kids: [[Int]] = []
+        var top: [Int] = []
+
+        init(_ roots: [MDBlock]) {
+            var stack: [(MDBlock, Int)] = roots.reversed().map { ($0, -1) }
+            while let (b, p) = stack.popLast() {
+                let i = blocks.count
+                var own = b
+                own.children = []
+                blocks.append(own)
+                parent.append(p)
+                kids.append([])
+                if p < 0 { top.append(i) } else { kids[p].append(i) }
+                for c in b.children.reversed() { stack.append((c, i)) }
+            }
+        }
+
+        func kids(of i: Int) -> [Int] { i < 0 ? top : kids[i] }
+    }
+
     static func flatten(_ blocks: [MDBlock], parent: BlockID?, into out: inout [BlockID: Flat]) {
-        for b in blocks {
-            if let id = b.id, out[id] == nil { out[id] = Flat(parent: parent, text: b.text, props: b.props) }
-            flatten(b.children, parent: b.id, into: &out)
+        var stack: [(MDBlock, BlockID?)] = blocks.reversed().map { ($0, parent) }
+        while let (b, p) = stack.popLast() {
+            if let id = b.id, out[id] == nil { out[id] = Flat(parent: p, text: b.text, props: b.props) }
+            for c in b.children.reversed() { stack.append((c, b.id)) }
         }
     }
 
-    /// Gives every block in the file an id this page can own: a block without one, a second copy of
-    /// one, or one that belongs to another page gets a fresh id (it is a new block).
-    static func assignIDs(_ blocks: inout [MDBlock], page: BlockID, model: Model, seen: inout Set<BlockID>,
-                          mint: (String) -> BlockID) {
-        for i in blocks.indices {
-            if let id = blocks[i].id, !seen.contains(id), model.blocks[id].map({ $0.page == page }) ?? true {
-                seen.insert(id)
+    /// Gives every block in the file an id this page can own, and returns the ids it recognised
+    /// rather than read (`matched`). A block without an id, or with a second copy of one, is first
+    /// taken for a live block of the page the file does not hold by id: an editor's stale buffer
+    /// saved after outld wrote the ids it lacks (or the same bytes reconciled again after a crash)
+    /// must not create its blocks again. Equal text first (page order, one to one); else, between
+    /// the same neighbouring anchors (blocks both hold by id under the same parent), exactly one
+    /// such missing block and one such file block: that block, edited. Matching is only to blocks
+    /// missing from the file, so a second line a person types with an existing block's text, while
+    /// the file holds that block, is a new block. The rest, and a block whose id belongs to another
+    /// page, get fresh ids (they are new).
+    static func identify(_ o: inout Outline, page: BlockID, model: Model,
+                         mint: (String) -> BlockID) -> Set<BlockID> {
+        var held = Set<BlockID>()
+        var heldAt = [Bool](repeating: false, count: o.blocks.count)
+        var foreign: [Int] = []   // ids of another page: new blocks, never matched
+        var open: [Int] = []      // no id, or a second copy of one
+        for i in o.blocks.indices {
+            guard let id = o.blocks[i].id else { open.append(i); continue }
+            if held.contains(id) {
+                o.blocks[i].id = nil
+                open.append(i)
+            } else if model.blocks[id].map({ $0.page == page }) ?? true {
+                held.insert(id)
+                heldAt[i] = true
             } else {
-                let id = mint(blocks[i].text)
-                blocks[i].id = id
-                seen.insert(id)
+                foreign.append(i)
             }
-            assignIDs(&blocks[i].children, page: page, model: model, seen: &seen, mint: mint)
         }
+        var matched = Set<BlockID>()
+        if !open.isEmpty { matched = match(&o, open: open, held: held, heldAt: heldAt, page: page, model: model) }
+        var taken = held.union(matched)
+        for i in (open + foreign).sorted() where o.blocks[i].id == nil || !heldAt[i] && !matched.contains(o.blocks[i].id!) {
+            var id = mint(o.blocks[i].text)
+            while taken.contains(id) { id = mint(o.blocks[i].text) }  // never two blocks with one id
+            o.blocks[i].id = id
+            taken.insert(id)
+        }
+        return matched
+    }
+
+    /// Where a block stands among its siblings: its parent and the nearest anchors before and after.
+    struct Gap: Hashable { var parent: BlockID?; var before: BlockID?; var after: BlockID? }
+
+    static func match(_ o: inout Outline, open: [Int], held: Set<BlockID>, heldAt: [Bool],
+                      page: BlockID, model: Model) -> Set<BlockID> {
+        // The live blocks of the page the file does not hold, in page order, and each one's siblings.
+        var missing: [BlockID] = []
+        var siblings: [BlockID?: [BlockID]] = [:]
+        var stack: [(TreeNode, BlockID?)] = model.tree(of: page).reversed().map { ($0, nil) }
+        while let (n, p) = stack.popLast() {
+            if !held.contains(n.id) { missing.append(n.id) }
+            siblings[p, default: []].append(n.id)
+            for c in n.children.reversed() { stack.append((c, n.id)) }
+        }
+        if missing.isEmpty { return [] }
+        var matched = Set<BlockID>()
+        // Equal text, one to one, in page order.
+        var byText: [String: [BlockID]] = [:]
+        for id in missing { byText[Markdown.projected(model.blocks[id]!.text, []).text, default: []].append(id) }
+        var next: [String: Int] = [:]
+        for i in open {
+            let t = o.blocks[i].text
+            guard let ids = byText[t] else { continue }
+            let k = next[t, default: 0]
+            guard k < ids.count else { continue }
+            next[t] = k + 1
+            o.blocks[i].id = ids[k]
+            matched.insert(ids[k])
+        }
+        // The same gap: sibling groups from the top down, so a group's parent is known by then.
+        let isOpen = Set(open)
+        var groups = [-1]
+        while let g = groups.popLast() {
+            let parent: BlockID? = g < 0 ? nil : o.blocks[g].id
+            let fileKids = o.kids(of: g)
+            for k in fileKids where heldAt[k] || o.blocks[k].id.map(matched.contains) == true { groups.append(k) }
+            if g >= 0 && parent == nil { continue }
+            let modelKids = siblings[parent] ?? []
+            let inModel = Set(modelKids)
+            func anchor(_ id: BlockID?) -> Bool { id.map { held.contains($0) && inModel.contains($0) } ?? false }
+            var anchors = Set<BlockID>()
+            for k in fileKids where heldAt[k] && anchor(o.blocks[k].id) { anchors.insert(o.blocks[k].id!) }
+            func gaps<T>(_ items: [T], id: (T) -> BlockID?, isAnchor: (T) -> Bool, isCandidate: (T) -> Bool) -> [Gap: [T]] {
+                var out: [Gap: [T]] = [:]
+                var pending: [T] = []
+                var before: BlockID? = nil
+                for x in items {
+                    if isAnchor(x) {
+                        for p in pending { out[Gap(parent: parent, before: before, after: id(x)), default: []].append(p) }
+                        pending = []
+                        before = id(x)
+                    } else if isCandidate(x) {
+                        pending.append(x)
+                    }
+                }
+                for p in pending { out[Gap(parent: parent, before: before, after: nil), default: []].append(p) }
+                return out
+            }
+            let fileGaps = gaps(fileKids, id: { o.blocks[$0].id }, isAnchor: { heldAt[$0] && anchors.contains(o.blocks[$0].id!) },
+                                isCandidate: { isOpen.contains($0) && o.blocks[$0].id == nil })
+            if fileGaps.isEmpty { continue }
+            let modelGaps = gaps(modelKids, id: { $0 }, isAnchor: { anchors.contains($0) },
+                                 isCandidate: { !held.contains($0) && !matched.contains($0) })
+            for (gap, ks) in fileGaps where ks.count == 1 {
+                guard let ms = modelGaps[gap], ms.count == 1 else { continue }
+                o.blocks[ks[0]].id = ms[0]
+                matched.insert(ms[0])
+                groups.append(ks[0])
+            }
+        }
+        return matched
     }
 
     /// The base the editor most likely started from: the recent projection closest to the file
@@ -91,14 +217,16 @@ enum Reconciler {
     /// file says, as far as its provenance lets it be believed.
     static func diff(file parsed: MDPage, provenance: Provenance, model: Model, page: BlockID,
                      mint: (String) -> BlockID) -> [Op] {
-        var blocks = parsed.blocks
-        var seen = Set<BlockID>()
-        assignIDs(&blocks, page: page, model: model, seen: &seen, mint: mint)
+        var outline = Outline(parsed.blocks)
+        let matched = identify(&outline, page: page, model: model, mint: mint)
         var flat: [BlockID: Flat] = [:]
-        flatten(blocks, parent: nil, into: &flat)
-        var d = FileDiff(provenance, file: flat, model: model, page: page)
+        for (i, b) in outline.blocks.enumerated() {
+            let p = outline.parent[i]
+            flat[b.id!] = Flat(parent: p < 0 ? nil : outline.blocks[p].id, text: b.text, props: b.props)
+        }
+        var d = FileDiff(provenance, file: flat, matched: matched, model: model, page: page)
         d.preamble(parsed.preamble)
-        d.walk(blocks, parent: nil)
+        d.walk(outline)
         d.deletions()
         return d.ops
     }
@@ -140,7 +268,7 @@ struct FileDiff {
     var ops: [Op] = []
     let stamp = HLC(wall: 0, counter: 0, actor: BlockID(hi: 0, lo: 0))
 
-    init(_ provenance: Reconciler.Provenance, file: [BlockID: Flat], model: Model, page: BlockID) {
+    init(_ provenance: Reconciler.Provenance, file: [BlockID: Flat], matched: Set<BlockID> = [], model: Model, page: BlockID) {
         self.model = model
         self.page = page
         self.file = file
@@ -153,7 +281,8 @@ struct FileDiff {
             basePreamble = chosen.preamble
             Reconciler.flatten(chosen.blocks, parent: nil, into: &base)
         case .otherProducer(let history):
-            for (id, f) in file where model.blocks[id]?.page == page {
+            // A block the file held no id for (Reconciler.identify) proves nothing its producer saw.
+            for (id, f) in file where model.blocks[id]?.page == page && !matched.contains(id) {
                 evidence.take(id, text: f.text, props: f.props, history: history)
             }
         case .nothingKnown:
@@ -197,71 +326,126 @@ struct FileDiff {
         }
     }
 
-    /// Only a person's edit of this device's projection proves a move.
-    var movesAllowed: Bool {
-        if case .editedHere = provenance { return true }
-        return false
+    /// Whether the file's place for a known block is a move. A person's edit of this device's
+    /// projection: yes. Another producer's file: only when it proves its producer had seen every
+    /// create and every move of the block (Evidence, the rule deletions use), so that its producer
+    /// placed the block where this device does; otherwise the file may be an older projection (or
+    /// one made before a create of the same id won), and taking its order would undo a move.
+    func movable(_ id: BlockID) -> Bool {
+        switch provenance {
+        case .editedHere: return true
+        case .otherProducer(let history):
+            guard let s = history.blocks[id], !s.creates.isEmpty else { return false }
+            return s.creates.allSatisfy { evidence.covers($0) } && s.moves.allSatisfy { evidence.covers($0) }
+        case .nothingKnown: return false
+        }
     }
 
-    /// Siblings that stay where they are: of the known live blocks already under `parent`, the
-    /// longest run already in order. Returns indices into `ids`.
+    /// Siblings that stay where they are: of the known live blocks already under `parent`, those the
+    /// file may not move, and the longest run already in order of the others. Indices into `ids`.
     func keptInPlace(_ ids: [BlockID], parent: BlockID?) -> Set<Int> {
+        var kept = Set<Int>()
         var candidates: [Int] = []
         for (i, id) in ids.enumerated() {
-            if let b = model.blocks[id], !b.deleted, b.parent == parent { candidates.append(i) }
+            guard let b = model.blocks[id], !b.deleted, b.parent == parent else { continue }
+            if movable(id) { candidates.append(i) } else { kept.insert(i) }
         }
         let keys = candidates.map { (model.blocks[ids[$0]]!.pos, ids[$0]) }
         let run = Reconciler.longestOrderedRun(keys) { a, b in a.0 != b.0 ? a.0 < b.0 : a.1 < b.1 }
-        return Set(run.map { candidates[$0] })
+        for r in run { kept.insert(candidates[r]) }
+        return kept
     }
 
-    /// The position of the first kept sibling after `i`: a new position goes before it.
-    func nextKeptPosition(after i: Int, _ ids: [BlockID], kept: Set<Int>) -> String? {
-        var j = i + 1
-        while j < ids.count { if kept.contains(j) { return model.blocks[ids[j]]!.pos }; j += 1 }
-        return nil
+    /// Where a block the walk places at `i` goes before: the least position of the kept siblings the
+    /// file has after it, above `floor` (the walk's last position). Kept blocks the file may not move
+    /// need not be in order, so the least is not always the next one, and one may be below the floor.
+    func nextKeptPosition(after i: Int, _ g: Group, above floor: String?) -> String? {
+        guard let least = g.leastKeptAfter[i + 1] else { return nil }
+        if floor.map({ $0 < least }) ?? true { return least }
+        var best: String? = nil
+        for j in (i + 1)..<g.ids.count where g.kept.contains(j) {
+            let p = model.blocks[g.ids[j]]!.pos
+            if floor.map({ $0 < p }) ?? true, best.map({ p < $0 }) ?? true { best = p }
+        }
+        return best
     }
 
-    /// Creates, updates and moves, sibling by sibling, depth first.
-    mutating func walk(_ siblings: [MDBlock], parent: BlockID?) {
-        let ids = siblings.map { $0.id! }
-        let kept = keptInPlace(ids, parent: parent)
+    /// One sibling group being walked: the parent, the file's blocks under it, how far it got.
+    struct Group {
+        let parent: BlockID?
+        let members: [Int]
+        let ids: [BlockID]
+        let kept: Set<Int>
+        /// leastKeptAfter[j]: the least position of the kept siblings from j on.
+        let leastKeptAfter: [String?]
+        var next = 0
         var prevKey: String? = nil
-        for (i, b) in siblings.enumerated() {
-            let id = ids[i]
-            guard let state = model.blocks[id] else {
-                let pos = PositionKey.between(prevKey, nextKeptPosition(after: i, ids, kept: kept))
-                var op = Op(hlc: stamp, kind: .createBlock, id: id)
-                op.page = page; op.parent = parent; op.pos = pos; op.text = b.text; op.props = b.props
-                ops.append(op)
-                prevKey = pos
-                walk(b.children, parent: id)
-                continue
+    }
+
+    /// Creates, updates and moves, sibling by sibling, depth first (a parent's ops before its
+    /// children's), with an explicit stack: a page may nest deeper than a thread's stack allows.
+    mutating func walk(_ o: Reconciler.Outline) {
+        func group(_ parentIndex: Int) -> Group {
+            let members = o.kids(of: parentIndex)
+            let parent = parentIndex < 0 ? nil : o.blocks[parentIndex].id
+            let ids = members.map { o.blocks[$0].id! }
+            let kept = keptInPlace(ids, parent: parent)
+            var least = [String?](repeating: nil, count: ids.count + 1)
+            for j in stride(from: ids.count - 1, through: 0, by: -1) {
+                least[j] = least[j + 1]
+                if kept.contains(j) {
+                    let p = model.blocks[ids[j]]!.pos
+                    if least[j].map({ p < $0 }) ?? true { least[j] = p }
+                }
             }
-            let edited = changed(id, to: b, from: state)
-            var mayMove = movesAllowed
-            if state.deleted {
-                // Deleted elsewhere after the editor opened the file: stays deleted unless edited here.
-                if !edited { walk(b.children, parent: id); continue }
-                mayMove = true
-            }
-            if edited {
-                var op = Op(hlc: stamp, kind: .updateBlock, id: id)
-                op.text = b.text; op.props = b.props
-                ops.append(op)
-            }
-            if kept.contains(i) {
-                prevKey = state.pos
-            } else if mayMove {
-                let pos = PositionKey.between(prevKey, nextKeptPosition(after: i, ids, kept: kept))
-                var op = Op(hlc: stamp, kind: .moveBlock, id: id)
-                op.parent = parent; op.pos = pos
-                ops.append(op)
-                prevKey = pos
-            } else {
-                prevKey = max(prevKey ?? "", state.pos)
-            }
-            walk(b.children, parent: id)
+            return Group(parent: parent, members: members, ids: ids, kept: kept, leastKeptAfter: least)
+        }
+        var stack = [group(-1)]
+        while !stack.isEmpty {
+            let top = stack.count - 1
+            let i = stack[top].next
+            guard i < stack[top].members.count else { stack.removeLast(); continue }
+            stack[top].next = i + 1
+            let g = stack[top]
+            let k = g.members[i]
+            step(o.blocks[k], i, g, prevKey: &stack[top].prevKey)
+            if !o.kids[k].isEmpty { stack.append(group(k)) }
+        }
+    }
+
+    /// The ops for the `i`th sibling of group `g`.
+    mutating func step(_ b: MDBlock, _ i: Int, _ g: Group, prevKey: inout String?) {
+        let id = g.ids[i], parent = g.parent
+        guard let state = model.blocks[id] else {
+            let pos = PositionKey.between(prevKey, nextKeptPosition(after: i, g, above: prevKey))
+            var op = Op(hlc: stamp, kind: .createBlock, id: id)
+            op.page = page; op.parent = parent; op.pos = pos; op.text = b.text; op.props = b.props
+            ops.append(op)
+            prevKey = pos
+            return
+        }
+        let edited = changed(id, to: b, from: state)
+        var mayMove = movable(id)
+        if state.deleted {
+            // Deleted elsewhere after the editor opened the file: stays deleted unless edited here.
+            if !edited { return }
+            mayMove = true
+        }
+        if edited {
+            var op = Op(hlc: stamp, kind: .updateBlock, id: id)
+            op.text = b.text; op.props = b.props
+            ops.append(op)
+        }
+        if g.kept.contains(i) {
+            prevKey = max(prevKey ?? "", state.pos)
+        } else if mayMove {
+            let pos = PositionKey.between(prevKey, nextKeptPosition(after: i, g, above: prevKey))
+            var op = Op(hlc: stamp, kind: .moveBlock, id: id)
+            op.parent = parent; op.pos = pos
+            ops.append(op)
+            prevKey = pos
+        } else if state.parent == parent {
+            prevKey = max(prevKey ?? "", state.pos)
         }
     }
 

@@ -1,0 +1,127 @@
+// An editor's stale buffer (saved after outld wrote the ids it lacks) never creates its blocks again:
+// an id-less block is first the live block of the page the file lacks (Reconciler.identify).
+import SystemCalls
+import Testing
+import TestSupport
+@testable import Workspace
+
+/// How many ops this workspace's op files hold (every device's).
+func opCount(_ root: String) -> Int {
+    let dir = Path.join(root, ".outl/ops")
+    let names = (try? Sys.readDirectory(dir)) ?? []
+    return names.filter { $0.hasSuffix(".jsonl") }.reduce(0) { n, name in
+        n + fileText(Path.join(dir, name)).split(separator: "\n").count
+    }
+}
+
+@Suite struct StaleSaveTests {
+    @Test(arguments: ["in place", "by rename"])
+    func a_stale_save_matches_blocks_it_lacks_ids_for(saved how: String) async throws {
+        let t = TestWorkspace()
+        t.syncSettleMs = 0   // a save by rename is another producer's file: judged at once here
+        let ws = try t.open()
+        let page = t.journal(day1)
+        _ = try await ws.appendCaptures([capture("captured")])
+        _ = try await ws.projectDirtyPages()
+        // The person types a line; outld takes it and writes its id under it.
+        let buffer = fileText(page) + "- new line\n"
+        try writeText(page, buffer)
+        try await ws.reconcile(path: page, origin: .editedHere)
+        _ = try await ws.projectDirtyPages()
+        #expect(fileText(page).contains("- new line\n  id:: "))
+        func save(_ text: String) async throws {
+            if how == "in place" { try writeText(page, text) } else { try saveLikeGedit(page, text) }
+            try await ws.reconcile(path: page)
+            _ = try await ws.projectDirtyPages()
+        }
+        // The editor still holds its buffer without that id and saves it, with an edit of the line.
+        let edited = buffer.replacingOccurrences(of: "- new line", with: "- new line, edited")
+        try await save(edited)
+        #expect(await texts(ws) == ["captured", "new line, edited"], "saved \(how):\n\(fileText(page))")
+        let ops = opCount(t.root)
+        // The same buffer again, and the unedited one: no block is made again, no op is added.
+        try await save(edited)
+        try await save(edited)
+        #expect(await texts(ws) == ["captured", "new line, edited"], "saved \(how):\n\(fileText(page))")
+        #expect(opCount(t.root) == ops, "identical stale saves added ops")
+        // The buffer with another line: that line alone is new.
+        try await save(edited + "- another line\n")
+        #expect(await texts(ws) == ["captured", "new line, edited", "another line"], "saved \(how):\n\(fileText(page))")
+        #expect(opCount(t.root) == ops + 1)
+        #expect(await ws.check().isEmpty)
+        await ws.close()
+    }
+
+    @Test func a_stale_save_of_a_typed_block_and_its_child_makes_neither_again() async throws {
+        // The parent is its block by equal text; the child, edited, by its gap under that parent.
+        let t = TestWorkspace()
+        let ws = try t.open()
+        let page = t.journal(day1)
+        _ = try await ws.appendCaptures([capture("captured")])
+        _ = try await ws.projectDirtyPages()
+        let buffer = fileText(page) + "- typed\n  - its child\n"
+        try writeText(page, buffer)
+        try await ws.reconcile(path: page, origin: .editedHere)
+        _ = try await ws.projectDirtyPages()
+        try writeText(page, buffer.replacingOccurrences(of: "its child", with: "its child, edited"))
+        try await ws.reconcile(path: page, origin: .editedHere)
+        _ = try await ws.projectDirtyPages()
+        #expect(await texts(ws) == ["captured", "typed", "its child, edited"], "\(fileText(page))")
+        let f = fileText(page)
+        #expect(f.components(separatedBy: "  id:: ").count == 4, "every block has its one id:\n\(f)")
+        #expect(await ws.check().isEmpty)
+        await ws.close()
+    }
+
+    @Test func a_second_line_with_an_existing_blocks_text_is_a_new_block() async throws {
+        // Matching is only to blocks the file lacks: the file holds "same" by id, so a second "same"
+        // a person types is theirs.
+        let t = TestWorkspace()
+        let ws = try t.open()
+        let page = t.journal(day1)
+        _ = try await ws.appendCaptures([capture("same")])
+        _ = try await ws.projectDirtyPages()
+        try writeText(page, fileText(page) + "- same\n")
+        try await ws.reconcile(path: page, origin: .editedHere)
+        _ = try await ws.projectDirtyPages()
+        #expect(await texts(ws) == ["same", "same"])
+        await ws.close()
+    }
+
+    @Test func a_pasted_second_copy_of_an_id_is_a_new_block() async throws {
+        let t = TestWorkspace()
+        let ws = try t.open()
+        let page = t.journal(day1)
+        _ = try await ws.appendCaptures([capture("one"), capture("two")])
+        _ = try await ws.projectDirtyPages()
+        // The person copies "one" (with its id line) below itself.
+        let f = fileText(page)
+        let one = f.components(separatedBy: "- two")[0]
+        try writeText(page, one + one.replacingOccurrences(of: "- one", with: "- one, copied") + "- two" + f.components(separatedBy: "- two")[1])
+        try await ws.reconcile(path: page, origin: .editedHere)
+        _ = try await ws.projectDirtyPages()
+        #expect(await texts(ws) == ["one", "one, copied", "two"], "\(fileText(page))")
+        #expect(await ws.check().isEmpty)
+        await ws.close()
+    }
+
+    @Test func with_nothing_known_an_id_less_block_is_still_the_block_it_was() throws {
+        // .nothingKnown (no projection, no op history): new blocks only, and a block the file holds no
+        // id for is first the page's block it lacks.
+        let page = BlockID.journalPage(day1)
+        var model = Model()
+        var p = Op(hlc: HLC(wall: 1, counter: 0, actor: BlockID(hi: 1, lo: 1)), kind: .createPage, id: page)
+        p.pageKind = .journal; p.text = day1.iso
+        model.apply(p)
+        let a = BlockID.random(), b = BlockID.random()
+        for (n, (id, text)) in [(a, "kept"), (b, "typed")].enumerated() {
+            var op = Op(hlc: HLC(wall: 2 + Int64(n), counter: 0, actor: BlockID(hi: 1, lo: 1)), kind: .createBlock, id: id)
+            op.page = page; op.pos = PositionKey.between(n == 0 ? nil : model.blocks[a]!.pos, nil); op.text = text
+            model.apply(op)
+        }
+        let file = Markdown.parse(Array("- kept\n  id:: \(a)\n- typed\n- typed\n".utf8))
+        let ops = Reconciler.diff(file: file, provenance: .nothingKnown, model: model, page: page,
+                                  mint: { _ in BlockID.random() })
+        #expect(ops.map(\.kind) == [.createBlock], "one \"typed\" is the block it was, the other is new: \(ops)")
+    }
+}
