@@ -210,7 +210,10 @@ extension WorkspaceCore {
             if wallClockMilliseconds() - file.ctimeMs >= transit.settleMs { return nil }
             return "empty (perhaps half written): nothing in it is taken as deleted; it is written again unless it changes"
         }
-        let known = holdsABlock(of: id, parsed.blocks)
+        // Made from a projection: it holds one of the page's blocks, or it is still the inode this
+        // device published, or its changes were taken here before (an editor's stale buffer of it).
+        let known = holdsABlock(of: id, parsed.blocks) || records.publishedIdentity(of: id) == file.identity
+            || pages.lastReconciled[id] != nil
         // A person's edit of this device's projection: the editor said so, or nobody saw it happen
         // and the file is still the inode this device published. A file holding none of the page's
         // blocks was not made from a projection (a new file at the name): it only adds.

@@ -14,7 +14,7 @@
 //   no earlier in that actor's op file than the block's create, is in the file; each actor's ops
 //   arrive as a prefix of its file, whose stamps need not grow: HLClock.stamp(after:))
 //   and had every edit of it. Otherwise the file is just older than the block, and the block stays.
-// * The three cases are one enum, Provenance, decided by the caller (WorkspaceCore+Reconcile) from
+// * The three cases are one enum, Provenance, decided by the caller (PagePass) from
 //   how the file arrived and its inode; FileDiff switches on it for each judgement it makes.
 // * Rejected alternative: a state stamp inside the file (a page property) names the base exactly, but
 //   it is one more line in every page a person reads, and Obsidian shows it as text.
@@ -82,7 +82,11 @@ enum Reconciler {
     /// missing from the file, so a second line a person types with an existing block's text, while
     /// the file holds that block, is a new block. The rest, and a block whose id belongs to another
     /// page, get fresh ids (they are new).
-    static func identify(_ o: inout Outline, page: BlockID, model: Model,
+    /// `byGap`: the gap rule holds only for a file made from a projection: a person's edit of this
+    /// device's (`.editedHere`), or a file holding some of the page's blocks by id. A file holding
+    /// none of them (a new file, another spelling) may never have held the missing block, and
+    /// taking its line for that block edited would overwrite the block.
+    static func identify(_ o: inout Outline, page: BlockID, model: Model, byGap: Bool = true,
                          mint: (String) -> BlockID) -> Set<BlockID> {
         var held = Set<BlockID>()
         var heldAt = [Bool](repeating: false, count: o.blocks.count)
@@ -101,7 +105,7 @@ enum Reconciler {
             }
         }
         var matched = Set<BlockID>()
-        if !open.isEmpty { matched = match(&o, open: open, held: held, heldAt: heldAt, page: page, model: model) }
+        if !open.isEmpty { matched = match(&o, open: open, held: held, heldAt: heldAt, page: page, model: model, byGap: byGap || !held.isEmpty) }
         var taken = held.union(matched)
         for i in (open + foreign).sorted() where o.blocks[i].id == nil || !heldAt[i] && !matched.contains(o.blocks[i].id!) {
             var id = mint(o.blocks[i].text)
@@ -116,7 +120,7 @@ enum Reconciler {
     struct Gap: Hashable { var parent: BlockID?; var before: BlockID?; var after: BlockID? }
 
     static func match(_ o: inout Outline, open: [Int], held: Set<BlockID>, heldAt: [Bool],
-                      page: BlockID, model: Model) -> Set<BlockID> {
+                      page: BlockID, model: Model, byGap: Bool) -> Set<BlockID> {
         // The live blocks of the page the file does not hold, in page order, and each one's siblings.
         var missing: [BlockID] = []
         var siblings: [BlockID?: [BlockID]] = [:]
@@ -141,6 +145,7 @@ enum Reconciler {
             o.blocks[i].id = ids[k]
             matched.insert(ids[k])
         }
+        if !byGap { return matched }
         // The same gap: sibling groups from the top down, so a group's parent is known by then.
         let isOpen = Set(open)
         var groups = [-1]
@@ -218,7 +223,9 @@ enum Reconciler {
     static func diff(file parsed: MDPage, provenance: Provenance, model: Model, page: BlockID,
                      mint: (String) -> BlockID) -> [Op] {
         var outline = Outline(parsed.blocks)
-        let matched = identify(&outline, page: page, model: model, mint: mint)
+        var editedHere = false
+        if case .editedHere = provenance { editedHere = true }
+        let matched = identify(&outline, page: page, model: model, byGap: editedHere, mint: mint)
         var flat: [BlockID: Flat] = [:]
         for (i, b) in outline.blocks.enumerated() {
             let p = outline.parent[i]
