@@ -97,10 +97,16 @@ public enum Markdown {
                 out.append(LF)
             }
         }
-        for b in page.blocks { render(b, depth: 0, &out) }
+        // An explicit stack, not recursion: any depth of nesting renders, on any thread's stack.
+        var stack: [(MDBlock, Int)] = page.blocks.reversed().map { ($0, 0) }
+        while let (b, depth) = stack.popLast() {
+            render(b, depth: depth, &out)
+            for c in b.children.reversed() { stack.append((c, depth + 1)) }
+        }
         return out
     }
 
+    /// The block's own lines (its children are the caller's).
     static func render(_ b: MDBlock, depth: Int, _ out: inout [UInt8]) {
         // Nearly every capture is one plain line: no escape site can be in it (nothing special at
         // its start, no colon, no backslash, no control), so it is written without the plan.
@@ -114,7 +120,6 @@ public enum Markdown {
             out.append(contentsOf: b.text.utf8)
             out.append(LF)
             meta(b, depth: depth, idFirst: false, &out)
-            for c in b.children { render(c, depth: depth + 1, &out) }
             return
         }
         var text: [UInt8] = []
@@ -139,7 +144,6 @@ public enum Markdown {
             out.append(LF)
             if hasMeta && k == plan.metaAfter { meta(b, depth: depth, idFirst: plan.idFirst, &out) }
         }
-        for c in b.children { render(c, depth: depth + 1, &out) }
     }
 
     /// The block's properties, its id and its drawers, each line indented as a continuation line.
@@ -286,7 +290,29 @@ public enum Markdown {
             if n > 0 { pre.append(LF) }
             if preambleRaw[n] { pre.append(contentsOf: l) } else { Escapes.unescapePreamble(l, into: &pre) }
         }
-        return MDPage(preamble: String(decoding: pre, as: UTF8.self), blocks: roots.map(block))
+        return MDPage(preamble: String(decoding: pre, as: UTF8.self), blocks: blocks(roots))
+    }
+
+    /// The parsed blocks of these nodes, children first, with an explicit stack: any depth of nesting
+    /// parses, on any thread's stack. The nodes let go of their children as they are read, so the
+    /// node tree is not freed recursively either.
+    static func blocks(_ roots: [Node]) -> [MDBlock] {
+        var frames: [(node: Node?, kids: [Node], next: Int, done: [MDBlock])] = [(nil, roots, 0, [])]
+        while true {
+            let top = frames.count - 1
+            let i = frames[top].next
+            if i < frames[top].kids.count {
+                frames[top].next = i + 1
+                let n = frames[top].kids[i]
+                let kids = n.children
+                n.children = []
+                frames.append((n, kids, 0, []))
+                continue
+            }
+            let f = frames.removeLast()
+            guard let n = f.node else { return f.done }
+            frames[frames.count - 1].done.append(block(n, children: f.done))
+        }
     }
 
     /// (last line, 1 code / 2 drawer) of a region, or (-1, 0).
@@ -297,7 +323,7 @@ public enum Markdown {
 
     /// One parsed block: its first property group (wherever it stands, as Logseq reads it), its
     /// drawers, and the rest as text with render's escapes undone.
-    static func block(_ n: Node) -> MDBlock {
+    static func block(_ n: Node, children: [MDBlock]) -> MDBlock {
         let lines = n.lines
         // The first run of property lines outside code and drawers is the block's properties.
         var group = 0..<0
@@ -352,8 +378,7 @@ public enum Markdown {
             }
             t += 1
         }
-        return MDBlock(id: id, text: String(decoding: text, as: UTF8.self), props: props,
-                       children: n.children.map(block))
+        return MDBlock(id: id, text: String(decoding: text, as: UTF8.self), props: props, children: children)
     }
 
     static func normalizeNewlines(_ input: [UInt8], into out: inout [UInt8]) {

@@ -304,7 +304,7 @@ public struct Model: Sendable {
     /// (deleted, unknown or on another page) is shown at the top level rather than hidden. Moves that
     /// arrived concurrently can leave a cycle of parents; each cycle is broken at the member with the
     /// newest move (else the greatest id), which is shown at the top level, so no block is hidden and
-    /// the choice depends on the ops only.
+    /// the choice depends on the ops only. No depth of nesting hides a block either.
     public func tree(of pageID: BlockID) -> [TreeNode] {
         guard let page = pages[pageID] else { return [] }
         var children: [BlockID?: [BlockID]] = [:]
@@ -354,15 +354,29 @@ public struct Model: Sendable {
                 reach(from: cut)
             }
         }
-        func build(_ parent: BlockID?, _ depth: Int) -> [TreeNode] {
-            guard var ids = children[parent], depth < 1000 else { return [] }
-            ids.sort { a, b in
+        // Built children first with an explicit stack, never recursion: every block is shown at any
+        // depth of nesting, on any thread's stack (outld runs this on the cooperative pool).
+        func sorted(_ parent: BlockID?) -> [BlockID] {
+            (children[parent] ?? []).sorted { a, b in
                 let pa = pos[a]!, pb = pos[b]!
                 return pa != pb ? pa < pb : a < b
             }
-            return ids.map { TreeNode(id: $0, children: build($0, depth + 1)) }
         }
-        return build(nil, 0)
+        var frames: [(id: BlockID?, kids: [BlockID], next: Int, done: [TreeNode])] = [(nil, sorted(nil), 0, [])]
+        while true {
+            let top = frames.count - 1
+            let i = frames[top].next
+            if i < frames[top].kids.count {
+                frames[top].next = i + 1
+                let id = frames[top].kids[i]
+                if children[id] == nil { frames[top].done.append(TreeNode(id: id, children: [])) }
+                else { frames.append((id, sorted(id), 0, [])) }
+                continue
+            }
+            let f = frames.removeLast()
+            guard let id = f.id else { return f.done }
+            frames[frames.count - 1].done.append(TreeNode(id: id, children: f.done))
+        }
     }
 }
 
