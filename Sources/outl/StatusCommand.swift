@@ -39,7 +39,7 @@ enum StatusCommand {
         let failing = Workspace.recordedPageFailures(root: root, stateDirectory: stateDirectory)
         if !failing.isEmpty {
             out += "pages not written  \(failing.count)\n"
-            for f in failing { out += "  \(f.path)  \(f.reason) (since \(localTime(f.sinceMs)))\n" }
+            for f in failing { out += "  \(f.path)  failing: \(f.reason) (since \(localTime(f.sinceMs)))\n" }
         }
         out += "inboxes    \(inboxes.count)\n"
         for inbox in inboxes {

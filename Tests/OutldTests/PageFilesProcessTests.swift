@@ -230,7 +230,8 @@ func pageFilesIdentity(_ path: String) -> [Int]? {
         #expect(captured.allSatisfy { pageFilesCount(w.text(logseq), "- \($0)") == 1 }, "\(w.text(logseq) ?? "no file")")
         // Another device shares the folder: content no op explains now waits for the settle.
         var peer = PageFilesPeer()
-        peer.createPage(id: PageFilesPeer.newID(), journal: false, name: "Elsewhere")
+        // A journal day under its canonical id (the day's derived id: a page under any other id is refused).
+        peer.createPage(id: "6a6f7572-6e61-8000-8000-00000135290a", journal: true, name: "2026-11-30")
         try w.deliver(peer)
         try w.expectPeerRead(peer, ops: 1)
 

@@ -118,10 +118,23 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// A UUIDv8 from FNV-1a hashes of a file's bytes, its page and an ordinal: the same hand-edited
     /// file always yields the same ids for its new blocks.
     static func derived(from bytes: [UInt8], page: BlockID, ordinal: UInt64) -> BlockID {
-        var h1 = FNV1a(seed: FNV1a.offsetBasis ^ page.hi)
-        var h2 = FNV1a(seed: 0x6C62_272E_07BB_0142 ^ page.lo, prime: 0x0000_0100_0000_01B5)
-        h1.add(bytes)
-        h2.add(bytes)
+        derived(DerivedIDs(bytes, page: page), ordinal: ordinal)
+    }
+
+    /// The two hashes of a file's bytes and page, taken once: a file of many new blocks is hashed
+    /// once, not once per block (`derived(from:page:ordinal:)` gives the same ids).
+    struct DerivedIDs {
+        var h1: FNV1a, h2: FNV1a
+        init(_ bytes: [UInt8], page: BlockID) {
+            h1 = FNV1a(seed: FNV1a.offsetBasis ^ page.hi)
+            h2 = FNV1a(seed: 0x6C62_272E_07BB_0142 ^ page.lo, prime: 0x0000_0100_0000_01B5)
+            h1.add(bytes)
+            h2.add(bytes)
+        }
+    }
+
+    static func derived(_ file: DerivedIDs, ordinal: UInt64) -> BlockID {
+        var h1 = file.h1, h2 = file.h2
         h1.add(word: ordinal)
         h2.add(word: ordinal &* 0x9E37_79B9_7F4A_7C15)
         return BlockID(hi: (h1.value & ~0xF000) | 0x8000, lo: (h2.value & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)

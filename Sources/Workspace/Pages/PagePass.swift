@@ -273,9 +273,10 @@ extension WorkspaceCore {
     /// crash before the projection that writes the ids) mints the same ids, so no duplicates.
     func idMinter(for file: [UInt8], page pageID: BlockID) -> (String) -> BlockID {
         var ordinal: UInt64 = 0
+        let hashed = BlockID.DerivedIDs(file, page: pageID)
         return { [self] text in
             ordinal += 1
-            let id = BlockID.derived(from: file, page: pageID, ordinal: ordinal)
+            let id = BlockID.derived(hashed, ordinal: ordinal)
             // Taken by something else (the same bytes long ago): a fresh id.
             if let b = model.blocks[id], b.deleted || b.text != text || b.page != pageID { return BlockID.random() }
             return id
