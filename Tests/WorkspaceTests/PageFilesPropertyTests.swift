@@ -1,0 +1,441 @@
+// PageFilesPropertyTests: seeded random histories of two synced devices (captures, hand edits, stale
+// editor saves, Obsidian's second spelling, deliveries in any order, restarts) held to what page files
+// promise: no delete a person did not make, no capture lost, no text doubled, both devices alike.
+import Glibc
+import SystemCalls
+import Testing
+import TestSupport
+@testable import Workspace
+
+// SplitMix64 is LiveMergeTests': a seed alone replays a whole history, on any machine.
+extension SplitMix64 {
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    mutating func percent(_ p: Int) -> Bool { below(100) < p }
+}
+
+/// One thing that happens to the workspace. Steps name blocks by their (unique) text and earlier
+/// buffers by the step that made them, so a step list still means the same with steps removed
+/// (a step whose block or buffer is gone is skipped), which is what shrinking needs.
+enum PropStep: CustomStringConvertible {
+    enum Delivery: String { case ops, page, opsThenPage = "ops then page", pageThenOps = "page then ops" }
+    case capture(String, id: BlockID, text: String)
+    case editText(String, old: String, new: String)
+    case addBlock(String, text: String, at: Int)
+    case deleteBlock(String, text: String)
+    /// The editor writes back the buffer step `buffer` left (minus the block `dropping`, which the
+    /// person deleted from it).
+    case staleSave(String, buffer: Int, dropping: String?, byRename: Bool)
+    case secondSpelling(String, text: String?)
+    case deliver(from: String, to: String, Delivery)
+    case restart(String)
+
+    var description: String {
+        switch self {
+        case .capture(let d, _, let t): return "capture on \(d): \(t)"
+        case .editText(let d, let o, let n): return "hand edit on \(d): \(o) -> \(n)"
+        case .addBlock(let d, let t, let at): return "hand add on \(d) at \(at): \(t)"
+        case .deleteBlock(let d, let t): return "hand delete on \(d): \(t)"
+        case .staleSave(let d, let b, let drop, let r):
+            return "stale save on \(d) of buffer #\(b)\(drop.map { " without \($0)" } ?? "")\(r ? " by rename" : " in place")"
+        case .secondSpelling(let d, let t): return "second spelling on \(d): \(t ?? "(empty)")"
+        case .deliver(let f, let t, let how): return "deliver \(f) -> \(t): \(how.rawValue)"
+        case .restart(let d): return "restart \(d)"
+        }
+    }
+}
+
+/// A top-level block of a page file as its lines: the bullet, then its indented lines.
+struct FileBlock {
+    var lines: [Substring]
+    var text: String { String(lines[0].dropFirst(2)) }
+    var id: String? {
+        for l in lines.dropFirst() where l.hasPrefix("  id:: ") { return String(l.dropFirst(7)) }
+        return nil
+    }
+}
+
+/// The file as its preamble lines and top-level blocks (this test writes nothing nested).
+func fileBlocks(_ text: String) -> (preamble: [Substring], blocks: [FileBlock]) {
+    var pre: [Substring] = [], blocks: [FileBlock] = []
+    for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+        if line.hasPrefix("- ") { blocks.append(FileBlock(lines: [line])) }
+        else if !blocks.isEmpty, line.hasPrefix("  ") { blocks[blocks.count - 1].lines.append(line) }
+        else { pre.append(line) }
+    }
+    return (pre, blocks)
+}
+
+func fileText(preamble: [Substring], blocks: [FileBlock]) -> String {
+    (preamble + blocks.flatMap(\.lines)).map { $0 + "\n" }.joined()
+}
+
+func isSubsequence<T: Equatable>(_ a: [T], of b: [T]) -> Bool {
+    var i = a.startIndex
+    for x in b where i < a.endIndex && a[i] == x { i += 1 }
+    return i == a.endIndex
+}
+
+/// One history run against two fresh devices, and what it broke.
+final class PropRun {
+    let t = TwoDevices()
+    var ws: [String: Workspace] = [:]
+    var actor: [String: String] = [:]
+    /// Blocks (by id) a person deleted, by hand or from a buffer that held them.
+    var personDeleted = Set<String>()
+    var captures: [(id: String, text: String)] = []
+    /// What an editor on a device may still hold, by label: step k's person's own buffer (10k), or
+    /// the file on a or b as it was after step k (10k + 1, 10k + 2: a buffer opened then).
+    var buffers: [Int: (device: String, text: String)] = [:]
+    var done: [String] = []
+    var failures: [String] = []
+
+    var isoName: String { "journals/\(day1.iso).md" }
+    var logseqName: String { "journals/\(day1.fileStem).md" }
+    func path(_ d: String, _ rel: String) -> String { Path.join(t.root(d), rel) }
+    func journalText(_ d: String) -> String? { readText(path(d, logseqName)) }
+
+    func open(_ d: String) async throws {
+        var o = WorkspaceOptions(root: t.root(d))
+        o.stateDirectory = t.dir.sub("state-\(d)")
+        o.log = { _ in }
+        // Waits end at once: a history here never depends on how long a step took.
+        o.syncSettleMs = 0
+        let w = try Workspace(options: o)
+        ws[d] = w
+        actor[d] = w.actorID
+        _ = try await w.projectDirtyPages()
+    }
+
+    func start() async throws { try await open("a"); try await open("b") }
+
+    func close() async { for w in ws.values { await w.close() }; ws = [:] }
+
+    /// Writes a page file as an editor does: in place, or a temporary renamed over it.
+    func save(_ text: String, to p: String, byRename: Bool) throws {
+        if byRename {
+            let tmp = Path.join(Path.parent(of: p), ".goutputstream-PROP01")
+            try writeText(tmp, text)
+            try Sys.rename(tmp, p)
+        } else {
+            try writeText(p, text)
+        }
+    }
+
+    /// A person's save of the journal on `d`, and outld's answer to the watcher's event.
+    func personSaves(_ d: String, _ text: String, step: Int, byRename: Bool = false) async throws {
+        try Durable.makeDirectory(path(d, "journals"), mode: 0o755)
+        try save(text, to: path(d, logseqName), byRename: byRename)
+        buffers[step * 10] = (d, text)
+        try await ws[d]!.reconcile(path: path(d, logseqName), origin: .editedHere)
+        _ = try await ws[d]!.projectDirtyPages()
+    }
+
+    /// Copies one file as Syncthing does (temporary, rename) and lets `to` react as outld would.
+    func deliverPage(from: String, to: String) async throws -> Bool {
+        var any = false
+        for rel in [logseqName, isoName] where readText(path(from, rel)) != nil {
+            try t.syncFile(rel, from: from, to: to)
+            try await ws[to]!.reconcile(path: path(to, rel), origin: .delivered(by: "syncthing"))
+            any = true
+        }
+        _ = try await ws[to]!.judgeWaiting()
+        _ = try await ws[to]!.projectDirtyPages()
+        return any
+    }
+
+    /// Only the sender's own op file: a sync tool never sends an older copy of a device's file back to it.
+    func deliverOps(from: String, to: String) async throws -> Bool {
+        let rel = ".outl/ops/ops-\(actor[from]!).jsonl"
+        guard let src = try? Durable.readRegularFile(path(from, rel), limit: 64 << 20) else { return false }
+        let dst = try? Durable.readRegularFile(path(to, rel), limit: 64 << 20)
+        if dst != src { try t.syncFile(rel, from: from, to: to) }
+        _ = try await ws[to]!.mergeForeignOps()
+        _ = try await ws[to]!.judgeWaiting()
+        _ = try await ws[to]!.projectDirtyPages()
+        return dst != src
+    }
+
+    /// Runs one step; returns whether it applied (a step naming a block or buffer that is not there is skipped).
+    func apply(_ step: PropStep, index k: Int) async throws -> Bool {
+        switch step {
+        case .capture(let d, let id, let text):
+            _ = try await ws[d]!.appendCaptures([CaptureBlock(blockID: id, day: day1, text: text,
+                                                              capturedAt: "2026-12-02T09:00:00.000+01:00", source: "cli")])
+            _ = try await ws[d]!.projectDirtyPages()
+            captures.append((id.description, text))
+        case .editText(let d, let old, let new):
+            guard let f = journalText(d) else { return false }
+            var (pre, blocks) = fileBlocks(f)
+            guard let i = blocks.firstIndex(where: { $0.text == old }) else { return false }
+            blocks[i].lines[0] = "- \(new)"
+            try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k)
+        case .addBlock(let d, let text, let at):
+            var (pre, blocks) = fileBlocks(journalText(d) ?? "")
+            blocks.insert(FileBlock(lines: ["- \(text)"]), at: min(at, blocks.count))
+            try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k)
+        case .deleteBlock(let d, let text):
+            guard let f = journalText(d) else { return false }
+            var (pre, blocks) = fileBlocks(f)
+            guard let i = blocks.firstIndex(where: { $0.text == text && $0.id != nil }) else { return false }
+            personDeleted.insert(blocks[i].id!)
+            blocks.remove(at: i)
+            try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k)
+        case .staleSave(let d, let b, let dropping, let byRename):
+            guard let buf = buffers[b], buf.device == d else { return false }
+            var (pre, blocks) = fileBlocks(buf.text)
+            if let dropping {
+                // The block was in the buffer when the editor read it: its removal is the person's.
+                guard let i = blocks.firstIndex(where: { $0.text == dropping && $0.id != nil }) else { return false }
+                personDeleted.insert(blocks[i].id!)
+                blocks.remove(at: i)
+            }
+            // Bytes a person could have made from the file as it is by deleting blocks are taken as
+            // that (outl.1: a file that differs from the newest projection only by blocks it lacks):
+            // no reading of them can tell a stale buffer from a hand deletion, so either is allowed.
+            if let now = journalText(d) {
+                let current = fileBlocks(now)
+                if current.preamble == pre, blocks.count < current.blocks.count,
+                   isSubsequence(blocks.map(\.lines), of: current.blocks.map(\.lines)) {
+                    let kept = Set(blocks.compactMap(\.id))
+                    personDeleted.formUnion(current.blocks.compactMap(\.id).filter { !kept.contains($0) })
+                }
+            }
+            try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k, byRename: byRename)
+        case .secondSpelling(let d, let text):
+            guard journalText(d) != nil else { return false }
+            let p = path(d, isoName)
+            try writeText(p, text.map { "- \($0)\n" } ?? "")
+            try await ws[d]!.reconcile(path: p, origin: .editedHere)
+            _ = try await ws[d]!.judgeWaiting()
+            _ = try await ws[d]!.projectDirtyPages()
+        case .deliver(let from, let to, let how):
+            switch how {
+            case .ops: _ = try await deliverOps(from: from, to: to)
+            case .page: _ = try await deliverPage(from: from, to: to)
+            case .opsThenPage: _ = try await deliverOps(from: from, to: to); _ = try await deliverPage(from: from, to: to)
+            case .pageThenOps: _ = try await deliverPage(from: from, to: to); _ = try await deliverOps(from: from, to: to)
+            }
+        case .restart(let d):
+            await ws[d]!.close()
+            try await open(d)
+        }
+        // What an editor opening a file after this step reads.
+        for (n, d) in ["a", "b"].enumerated() { if let f = journalText(d) { buffers[k * 10 + 1 + n] = (d, f) } }
+        return true
+    }
+
+    /// Every device's work reaches the other, as often as it takes for nothing more to change.
+    func settle() async throws {
+        for _ in 0..<8 {
+            _ = try await deliverOps(from: "a", to: "b")
+            _ = try await deliverOps(from: "b", to: "a")
+            for d in ["a", "b"] {
+                _ = try await ws[d]!.judgeWaiting()
+                _ = try await ws[d]!.projectDirtyPages()
+            }
+            if opFilesAlike() && journalText("a") == journalText("b") { return }
+            if journalText("a") != journalText("b") {
+                _ = try await deliverPage(from: "a", to: "b")
+                _ = try await deliverPage(from: "b", to: "a")
+            }
+        }
+        failures.append("(3) never quiet: the devices kept changing after 8 rounds of syncing")
+    }
+
+    func opFiles(_ d: String) -> [String: [UInt8]] {
+        let dir = path(d, ".outl/ops")
+        var out: [String: [UInt8]] = [:]
+        for n in (try? Sys.readDirectory(dir)) ?? [] where n.hasSuffix(".jsonl") {
+            out[n] = try? Durable.readRegularFile(Path.join(dir, n), limit: 64 << 20)
+        }
+        return out
+    }
+
+    func opFilesAlike() -> Bool { opFiles("a") == opFiles("b") }
+
+    /// Every op of every op file on either device, once (both hold copies of each other's).
+    func allOps() -> [Op] {
+        var out: [Op] = []
+        var seen = Set<String>()
+        for d in ["a", "b"] {
+            for (_, bytes) in opFiles(d) {
+                for line in bytes.split(separator: 10) {
+                    guard seen.insert(String(decoding: line, as: UTF8.self)).inserted else { continue }
+                    Array(line).withUnsafeBufferPointer { if let op = OpParser.parse($0) { out.append(op) } }
+                }
+            }
+        }
+        return out
+    }
+
+    func check() async {
+        for op in allOps() where op.kind == .deleteBlock && !personDeleted.contains(op.id.description) {
+            let text = captures.first { $0.id == op.id.description }?.text
+            failures.append("(1) a deleteBlock of \(op.id)\(text.map { " (\($0))" } ?? "") no person made, stamped by \(op.hlc.actor == BlockID(actor["a"]!) ? "a" : "b")")
+        }
+        var blocks: [String: [(id: String, text: String)]] = [:]
+        for d in ["a", "b"] {
+            let live = await ws[d]!.journalBlocks(day1)
+            blocks[d] = live
+            let ids = Set(live.map(\.id))
+            for c in captures where !personDeleted.contains(c.id) && !ids.contains(c.id) {
+                failures.append("(2) capture \(c.text) is not live on \(d)")
+            }
+            var count: [String: Int] = [:]
+            for b in live { count[b.text, default: 0] += 1 }
+            for (text, n) in count.sorted(by: { $0.key < $1.key }) where n > 1 {
+                failures.append("(4) \(text) typed once, \(n) blocks on \(d)")
+            }
+        }
+        let a = blocks["a"]!, b = blocks["b"]!
+        if a.map(\.id) != b.map(\.id) || a.map(\.text) != b.map(\.text) {
+            failures.append("(3) a has \(a.map(\.text)), b has \(b.map(\.text))")
+        }
+        for rel in [logseqName, isoName] where readText(path("a", rel)) != readText(path("b", rel)) {
+            failures.append("(3) \(rel) differs:\n--- a\n\(readText(path("a", rel)) ?? "(none)")--- b\n\(readText(path("b", rel)) ?? "(none)")")
+        }
+    }
+
+    /// Runs a step list from fresh devices; returns the failures (properties broken, or an error thrown).
+    /// Each step keeps the index it was drawn at: later steps name buffers by it.
+    static func replay(_ steps: [(Int, PropStep)]) async -> (failures: [String], done: [String]) {
+        let r = PropRun()
+        do {
+            try await r.start()
+            for (k, s) in steps { if try await r.apply(s, index: k) { r.done.append("\(k): \(s)") } }
+            try await r.settle()
+            await r.check()
+        } catch {
+            r.failures.append("threw: \(error)")
+        }
+        await r.close()
+        return (r.failures, r.done)
+    }
+}
+
+/// Draws the next step from the seed's generator, given what the files hold now.
+func nextStep(_ rng: inout SplitMix64, _ r: PropRun, index k: Int) -> PropStep {
+    let d = rng.percent(50) ? "a" : "b", other = d == "a" ? "b" : "a"
+    let blocks = fileBlocks(r.journalText(d) ?? "").blocks
+    func anyBlock(_ rng: inout SplitMix64) -> FileBlock? { blocks.isEmpty ? nil : blocks[rng.below(blocks.count)] }
+    for _ in 0..<10 {
+        switch rng.below(100) {
+        case 0..<24:
+            return .capture(d, id: BlockID(hi: rng.next(), lo: rng.next()), text: "cap-\(k)-\(d)")
+        case 24..<36:
+            if let b = anyBlock(&rng) { return .editText(d, old: b.text, new: "edit-\(k)-\(d)") }
+        case 36..<46:
+            return .addBlock(d, text: "typed-\(k)-\(d)", at: rng.below(blocks.count + 1))
+        case 46..<55:
+            if let b = anyBlock(&rng), b.id != nil { return .deleteBlock(d, text: b.text) }
+        case 55..<68:
+            let current = r.journalText(d)
+            let older = r.buffers.filter { $0.value.device == d && $0.value.text != current }.keys.sorted()
+            guard !older.isEmpty else { continue }
+            let b = older[rng.below(older.count)]
+            var dropping: String? = nil
+            if rng.percent(25) {
+                let held = fileBlocks(r.buffers[b]!.text).blocks.filter { $0.id != nil }
+                if !held.isEmpty { dropping = held[rng.below(held.count)].text }
+            }
+            return .staleSave(d, buffer: b, dropping: dropping, byRename: rng.percent(30))
+        case 68..<76:
+            return .secondSpelling(d, text: rng.percent(70) ? "obs-\(k)-\(d)" : nil)
+        case 76..<95:
+            let how: [PropStep.Delivery] = [.ops, .page, .opsThenPage, .pageThenOps]
+            return .deliver(from: other, to: d, how[rng.below(how.count)])
+        default:
+            return .restart(d)
+        }
+    }
+    return .capture(d, id: BlockID(hi: rng.next(), lo: rng.next()), text: "cap-\(k)-\(d)")
+}
+
+/// Draws a history from `seed` and runs it as it is drawn.
+func runSeed(_ seed: UInt64) async -> (failures: [String], steps: [(Int, PropStep)], done: [String]) {
+    var rng = SplitMix64(seed: seed)
+    let count = 10 + rng.below(16)
+    let r = PropRun()
+    var steps: [(Int, PropStep)] = []
+    do {
+        try await r.start()
+        for k in 0..<count {
+            let s = nextStep(&rng, r, index: k)
+            steps.append((k, s))
+            if try await r.apply(s, index: k) { r.done.append("\(k): \(s)") }
+        }
+        try await r.settle()
+        await r.check()
+    } catch {
+        r.failures.append("threw: \(error)")
+    }
+    await r.close()
+    return (r.failures, steps, r.done)
+}
+
+/// Which properties a failure list breaks ("(1)", "threw"...), so a shrunk history fails the same way.
+func brokenProperties(_ failures: [String]) -> Set<String> {
+    Set(failures.map { $0.hasPrefix("(") ? String($0.prefix(3)) : "threw" })
+}
+
+/// The shortest step list found (removing chunks, then single steps) that still breaks one of `kinds`.
+func shrink(_ steps: [(Int, PropStep)], breaking kinds: Set<String>, budget: Int = 80) async -> [(Int, PropStep)] {
+    var best = steps
+    var runs = 0
+    var chunk = max(1, best.count / 2)
+    while chunk >= 1 && runs < budget {
+        var i = 0
+        var removed = false
+        while i < best.count && runs < budget {
+            var trial = best
+            trial.removeSubrange(i..<min(best.count, i + chunk))
+            runs += 1
+            if !brokenProperties(await PropRun.replay(trial).failures).isDisjoint(with: kinds) {
+                best = trial
+                removed = true
+            } else {
+                i += chunk
+            }
+        }
+        if !removed { chunk /= 2 }
+    }
+    return best
+}
+
+@Suite(.serialized) struct PageFilesPropertyTests {
+    /// OUTL_PROP_SEED replays one seed; OUTL_PROP_SEEDS sets how many are drawn (from 1).
+    static var seeds: [UInt64] {
+        if let s = Path.environment("OUTL_PROP_SEED").flatMap({ UInt64($0) }) { return [s] }
+        let n = Path.environment("OUTL_PROP_SEEDS").flatMap { UInt64($0) } ?? 60
+        return Array(1...max(1, n))
+    }
+
+    @Test func random_histories_of_two_devices_keep_every_promise_of_the_page_files() async throws {
+        var failed: [(UInt64, [String], [(Int, PropStep)])] = []
+        for seed in Self.seeds {
+            let (failures, steps, done) = await runSeed(seed)
+            guard !failures.isEmpty else { continue }
+            failed.append((seed, failures, steps))
+            Issue.record("""
+                seed \(seed) (replay: OUTL_PROP_SEED=\(seed)):
+                \(failures.joined(separator: "\n"))
+                steps run:
+                \(done.joined(separator: "\n"))
+                """)
+        }
+        // The first failure, shrunk, is the case to read first.
+        if let (seed, failures, steps) = failed.first {
+            let minimal = await shrink(steps, breaking: brokenProperties(failures))
+            let (f, done) = await PropRun.replay(minimal)
+            Issue.record("""
+                seed \(seed) shrunk to \(minimal.count) step(s):
+                \(done.joined(separator: "\n"))
+                breaks:
+                \(f.joined(separator: "\n"))
+                """)
+        }
+        if !failed.isEmpty {
+            print("PageFilesPropertyTests: \(failed.count) of \(Self.seeds.count) seeds failed: \(failed.map(\.0))")
+        }
+    }
+}
