@@ -505,25 +505,34 @@ func pageFilesIdentity(_ path: String) -> [Int]? {
 
     @Test func a_stale_editor_save_does_not_duplicate() throws {
         let w = try PageFilesHome()
+        try w.capture("captured before typing")
         let d = try w.start()
-        try FileManager.default.createDirectory(atPath: w.path("journals"), withIntermediateDirectories: true)
+        #expect(eventually(10) { w.text(w.todayFile)?.contains("- captured before typing") == true }, "\(d.log)")
         let journal = w.path(w.todayFile)
-        try writeText(journal, "- typed by hand\n")
-        #expect(eventually(10) { w.text(w.todayFile)?.contains("id:: ") == true }, "no id was added:\n\(d.log)")
-        // The editor still holds the buffer it saved (no id line): saved again as is, then with the
-        // line edited, then once more; each time outld has answered the save before the next one.
-        for buffer in ["- typed by hand\n", "- typed by hand, edited\n", "- typed by hand, edited\n"] {
+        let old = (w.text(w.todayFile) ?? "") + "- typed by hand\n"
+        try writeText(journal, old)
+        #expect(eventually(10) { pageFilesCount(w.text(w.todayFile), "- typed by hand") == 1 && w.text(w.todayFile) != old },
+                "no id was added under the typed line:\n\(d.log)")
+        // The editor still holds the buffer it saved (no id line under the typed block): saved again
+        // as is, then with the line edited, then once more; outld answers each save before the next.
+        let edited = old.replacingOccurrences(of: "- typed by hand\n", with: "- typed by hand, edited\n")
+        for buffer in [old, edited, edited] {
             try writeText(journal, buffer)
-            _ = eventually(5) { w.text(w.todayFile)?.contains("id:: ") == true }
+            _ = eventually(3) { w.text(w.todayFile) != buffer }
         }
-        _ = eventually(3) { w.text(w.todayFile).map { pageFilesCount($0, "- typed by hand, edited") == 1 && !$0.contains("- typed by hand\n") } == true }
+        _ = eventually(3) { w.text(w.todayFile).map { pageFilesCount($0, "- typed by hand, edited") == 1 && $0 != edited } == true }
         let stopped = w.stop(d)
+        let expected: [Substring] = ["- captured before typing", "- typed by hand, edited"]
         let page = w.text(w.todayFile) ?? ""
-        let blocks = page.split(separator: "\n").filter { $0.hasPrefix("- ") }
-        #expect(blocks == ["- typed by hand, edited"], "stale saves made:\n\(page)\n\(d.log)")
+        #expect(page.split(separator: "\n").filter { $0.hasPrefix("- ") } == expected, "stale saves made:\n\(page)\n\(d.log)")
         let shown = try w.outl(["show", w.today.iso])
-        #expect(shown.stdout.split(separator: "\n").filter { $0.hasPrefix("- ") } == ["- typed by hand, edited"],
+        #expect(shown.stdout.split(separator: "\n").filter { $0.hasPrefix("- ") } == expected,
                 "the op log holds:\n\(shown.stdout)\(shown.stderr)")
+        // A restart projects what the op log holds: still one typed block.
+        let again = try w.once()
+        let restarted = w.text(w.todayFile) ?? ""
+        #expect(again.status == 0 && restarted.split(separator: "\n").filter { $0.hasPrefix("- ") } == expected,
+                "after a restart:\n\(restarted)\n\(again.stderr)")
         #expect(stopped == 0)
     }
 
