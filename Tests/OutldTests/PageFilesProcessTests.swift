@@ -545,7 +545,7 @@ func pageFilesIdentity(_ path: String) -> [Int]? {
         var chain = ""
         for n in 1...depth { chain += String(repeating: "  ", count: n - 1) + "- level \(n)\n" }
         try writeText(w.path("pages/Deep.md"), chain)
-        // A bound for a hang, not a timing: 1500 lines take a correct outld well under a second.
+        // Bounded as a hang is, not timed: the run should end in seconds, and an endless one must not stall the suite.
         let r = try w.once(seconds: 120)
         #expect(!r.timedOut, "outld --once still ran after 120 s on a 1500-line page")
         #expect(r.status == 0 && !r.signaled, "exit \(r.status) signaled \(r.signaled):\n\(r.stderr.prefix(2000))")
