@@ -435,7 +435,6 @@ func pageFilesIdentity(_ path: String) -> [Int]? {
         // The hand file's line is one person's edit, recorded once, whichever page takes it.
         let r2 = w.allOps().split(separator: "\n").filter { $0.contains("\"k\":\"cb\"") && $0.contains("\"t\":\"r2\"") }
         #expect(r2.count == 1, "r2 was recorded \(r2.count) times:\n\(w.allOps())")
-        print("no_restart: op lines per file after each run: \(counts.map { $0.values.sorted() })")
         for name in listDir(w.path("pages")) {
             let blocks = (w.text("pages/\(name)") ?? "").split(separator: "\n")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.hasPrefix("- ") }
