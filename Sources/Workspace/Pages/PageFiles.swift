@@ -101,12 +101,19 @@ final class PageFiles {
     /// Stray files waiting (path relative to the root).
     private(set) var strays: [String: StrayFile] = [:]
     let records: ReconcilerRecords
+    /// Blocks this device created from another producer's file under the id the file gave (OpHistory.adopted).
+    private(set) var adopted: Set<BlockID> = []
+    private let adoptedRecord: String
     private let failingRecord: String
     private var failingWritten: [PageFailure] = []
 
     init(stateDir: String, records: ReconcilerRecords) {
         self.records = records
         failingRecord = Path.join(stateDir, "failing-pages")
+        adoptedRecord = Path.join(stateDir, "adopted-blocks")
+        if let bytes = try? Durable.readRegularFile(adoptedRecord, limit: 64 << 20) {
+            for line in bytes.split(separator: 10) { if let id = BlockID(String(decoding: line, as: UTF8.self)) { adopted.insert(id) } }
+        }
         // What an earlier process recorded: rewritten by the first pass that finds otherwise (every
         // page is stale at boot, so each of them is tried again first).
         failingWritten = PageFiles.recordedFailures(stateDir: stateDir)
@@ -199,6 +206,20 @@ final class PageFiles {
             }
         }
         return next
+    }
+
+    /// Records blocks adopted from another producer's file, durably before their creates are
+    /// committed: a record lost would let such a create pass for evidence, and evidence deletes.
+    func adopt(_ ids: [BlockID]) throws {
+        let new = ids.filter { !adopted.contains($0) }
+        if new.isEmpty { return }
+        var out: [UInt8] = []
+        for id in new { out.append(contentsOf: "\(id)\n".utf8) }
+        let fd = try Sys.open(adoptedRecord, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0o600)
+        defer { Sys.close(fd) }
+        try Sys.writeAll(fd, out)
+        try Sys.fsync(fd)
+        adopted.formUnion(new)
     }
 
     // MARK: strays

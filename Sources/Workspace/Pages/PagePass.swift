@@ -233,6 +233,15 @@ extension WorkspaceCore {
         }
         if stray == nil { pages.lastReconciled[id] = current }
         if ops.isEmpty { return nil }
+        if !editedHere {
+            // A block created under the id the file gave is another device's, adopted: recorded first.
+            let fileIDs = Set(Reconciler.ids(in: parsed.blocks))
+            let adopted = ops.filter { $0.kind == .createBlock && fileIDs.contains($0.id) && model.blocks[$0.id] == nil }.map(\.id)
+            if !adopted.isEmpty {
+                try io(Path.join(root, rel)) { try pages.adopt(adopted) }
+                history?.adopted.formUnion(adopted)
+            }
+        }
         try commit(ops)
         log("\(Path.join(root, rel)): \(ops.count) hand edit(s) turned into ops")
         return nil
@@ -289,7 +298,11 @@ extension WorkspaceCore {
             // A read-only view of the archive, closed once the history is read.
             let archived = SeenOps(stateDir: Path.parent(of: seen.dir), writable: false, log: { _ in })
             defer { archived.close() }
-            do { history = try OpHistory.load(opsDir: opsDir, seen: archived) }
+            do {
+                history = try OpHistory.load(opsDir: opsDir, seen: archived)
+                history?.adopted = pages.adopted
+                history?.thisDevice = actor
+            }
             catch { log("\(opsDir): could not read the op history (\(error)); taking only new blocks from synced files") }
         }
         return history

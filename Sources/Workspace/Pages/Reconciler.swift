@@ -238,6 +238,17 @@ enum Reconciler {
         return d.ops
     }
 
+    /// Every id the blocks carry, at any depth, in file order.
+    static func ids(in blocks: [MDBlock]) -> [BlockID] {
+        var out: [BlockID] = []
+        var todo = Array(blocks.reversed())
+        while let b = todo.popLast() {
+            if let id = b.id { out.append(id) }
+            todo.append(contentsOf: b.children.reversed())
+        }
+        return out
+    }
+
     /// The longest run of `keys` already in order (each `less` than the next), as indices into `keys`,
     /// in order: patience sorting, O(n log n). The reconciler keeps such a run of siblings in place.
     static func longestOrderedRun<Key>(_ keys: [Key], less: (Key, Key) -> Bool) -> [Int] {
@@ -275,7 +286,11 @@ struct FileDiff {
     var ops: [Op] = []
     let stamp = HLC(wall: 0, counter: 0, actor: BlockID(hi: 0, lo: 0))
 
+    /// Blocks the file showed without their id, recognised by Reconciler.identify.
+    let matched: Set<BlockID>
+
     init(_ provenance: Reconciler.Provenance, file: [BlockID: Flat], matched: Set<BlockID> = [], model: Model, page: BlockID) {
+        self.matched = matched
         self.model = model
         self.page = page
         self.file = file
@@ -460,9 +475,36 @@ struct FileDiff {
     mutating func deletions() {
         switch provenance {
         case .editedHere:
+            // A buffer older than the base proves no deletion: one that lacks an id:: outld wrote for
+            // a block it shows (a stale editor buffer), or one that lacks a live block the base lacked
+            // too (added after the base: the editor's buffer predates even that projection, which
+            // is then not the base it started from).
+            if !matched.isEmpty { return }
+            for id in model.pages[page]?.blocks ?? [] where file[id] == nil && base[id] == nil {
+                if let b = model.blocks[id], !b.deleted, b.page == page { return }
+            }
+            // A file that is its base with blocks removed, and nothing else changed, is that base
+            // with blocks deleted by hand. Otherwise (the file also differs, or an old buffer's base
+            // was not kept) a block is deleted only if the file holds, by id, a block created after
+            // it: the buffer was then opened after that block existed.
+            let onlyRemoved = file.allSatisfy { id, f in
+                base[id].map { $0.text == f.text && $0.props == f.props && $0.parent == f.parent } ?? false
+            }
+            var newestHeld: HLC? = nil
+            if !onlyRemoved {
+                for id in file.keys {
+                    guard let r = model.blocks.find(id), model.blocks[id]?.page == page else { continue }
+                    let c = model.blocks.createStamp(ofRow: r)
+                    if newestHeld.map({ $0 < c }) ?? true { newestHeld = c }
+                }
+            }
             // Deleted by hand: in the base, gone from the file, still live here.
             for id in base.keys.sorted() where file[id] == nil {
                 if let b = model.blocks[id], !b.deleted, b.page == page {
+                    if !onlyRemoved {
+                        guard let newest = newestHeld, let r = model.blocks.find(id),
+                              model.blocks.createStamp(ofRow: r) < newest else { continue }
+                    }
                     ops.append(Op(hlc: stamp, kind: .deleteBlock, id: id))
                 }
             }
