@@ -101,10 +101,12 @@ final class WorkspaceCore {
     /// Stamps, appends durably (one batch), then applies. Each op is stamped after the field it
     /// overwrites: these are a person's edits of what they saw, which must win even over a version
     /// stamped far ahead (held back from the clock), or the edit would be silently reverted.
-    func commit(_ ops: [Op]) throws {
+    /// `beforeAppend` sees the stamped ops before they are appended (a record that must be durable first).
+    func commit(_ ops: [Op], beforeAppend: (([Op]) throws -> Void)? = nil) throws {
         if ops.isEmpty { return }
         var stamped = ops
         for i in stamped.indices { stamped[i].hlc = clock.stamp(after: fieldStamp(overwrittenBy: stamped[i])) }
+        try beforeAppend?(stamped)
         try appendThenApply(stamped)
     }
 

@@ -24,12 +24,10 @@ struct OpHistory {
         var moves: [Noted] = []
     }
     var blocks: [BlockID: BlockStates] = [:]
-    /// Blocks this device created from another producer's page file, under the id the file gave
-    /// (their own create still in transit), and this device's actor: such a create of this device
-    /// proves nothing about what a file's producer had seen (Evidence), since that producer made
-    /// the block itself. Device-local (PageFiles.adopted).
-    var adopted: Set<BlockID> = []
-    var thisDevice: BlockID? = nil
+    /// The stamps of this device's ops that took another producer's page file (a create under the
+    /// id the file gave, an edit the file showed): such an op proves nothing about what a file's
+    /// producer had seen (Evidence), it only repeats what one file said. Device-local (PageFiles).
+    var adopted: Set<HLC> = []
     var preambles: [BlockID: Set<UInt64>] = [:]
     /// Ops noted per actor so far: the next one's ordinal.
     var noted: [BlockID: Int] = [:]
@@ -122,8 +120,7 @@ struct Evidence {
     /// the earliest of those ops.
     mutating func take(_ id: BlockID, text: String, props: [Property], history: OpHistory) {
         guard let s = history.blocks[id] else { return }
-        let adoptedHere = history.adopted.contains(id)
-        func counts(_ n: OpHistory.Noted) -> Bool { !(adoptedHere && n.hlc.actor == history.thisDevice) }
+        func counts(_ n: OpHistory.Noted) -> Bool { !history.adopted.contains(n.hlc) }
         if let c = s.create, counts(c) { raise(c) }
         let want = OpHistory.hash(text, props)
         let matches = s.texts.filter { $0.1 == want && counts($0.0) }.map(\.0)

@@ -101,8 +101,8 @@ final class PageFiles {
     /// Stray files waiting (path relative to the root).
     private(set) var strays: [String: StrayFile] = [:]
     let records: ReconcilerRecords
-    /// Blocks this device created from another producer's file under the id the file gave (OpHistory.adopted).
-    private(set) var adopted: Set<BlockID> = []
+    /// Stamps of this device's ops taken from another producer's file (OpHistory.adopted).
+    private(set) var adopted: Set<HLC> = []
     private let adoptedRecord: String
     private let failingRecord: String
     private var failingWritten: [PageFailure] = []
@@ -110,9 +110,14 @@ final class PageFiles {
     init(stateDir: String, records: ReconcilerRecords) {
         self.records = records
         failingRecord = Path.join(stateDir, "failing-pages")
-        adoptedRecord = Path.join(stateDir, "adopted-blocks")
+        adoptedRecord = Path.join(stateDir, "adopted-ops")
         if let bytes = try? Durable.readRegularFile(adoptedRecord, limit: 64 << 20) {
-            for line in bytes.split(separator: 10) { if let id = BlockID(String(decoding: line, as: UTF8.self)) { adopted.insert(id) } }
+            // "<wall> <counter> <actor>" per line; a torn last line is skipped.
+            for line in bytes.split(separator: 10) {
+                let f = String(decoding: line, as: UTF8.self).split(separator: " ")
+                guard f.count == 3, let w = Int64(f[0]), let c = UInt32(f[1]), let a = BlockID(String(f[2])) else { continue }
+                adopted.insert(HLC(wall: w, counter: c, actor: a))
+            }
         }
         // What an earlier process recorded: rewritten by the first pass that finds otherwise (every
         // page is stale at boot, so each of them is tried again first).
@@ -208,13 +213,13 @@ final class PageFiles {
         return next
     }
 
-    /// Records blocks adopted from another producer's file, durably before their creates are
-    /// committed: a record lost would let such a create pass for evidence, and evidence deletes.
-    func adopt(_ ids: [BlockID]) throws {
-        let new = ids.filter { !adopted.contains($0) }
+    /// Records the stamps of ops taken from another producer's file, durably before the ops are
+    /// appended: a record lost would let such an op pass for evidence, and evidence deletes.
+    func adopt(_ stamps: [HLC]) throws {
+        let new = stamps.filter { !adopted.contains($0) }
         if new.isEmpty { return }
         var out: [UInt8] = []
-        for id in new { out.append(contentsOf: "\(id)\n".utf8) }
+        for h in new { out.append(contentsOf: "\(h.wall) \(h.counter) \(h.actor)\n".utf8) }
         let fd = try Sys.open(adoptedRecord, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0o600)
         defer { Sys.close(fd) }
         try Sys.writeAll(fd, out)

@@ -233,16 +233,16 @@ extension WorkspaceCore {
         }
         if stray == nil { pages.lastReconciled[id] = current }
         if ops.isEmpty { return nil }
-        if !editedHere {
-            // A block created under the id the file gave is another device's, adopted: recorded first.
-            let fileIDs = Set(Reconciler.ids(in: parsed.blocks))
-            let adopted = ops.filter { $0.kind == .createBlock && fileIDs.contains($0.id) && model.blocks[$0.id] == nil }.map(\.id)
-            if !adopted.isEmpty {
-                try io(Path.join(root, rel)) { try pages.adopt(adopted) }
-                history?.adopted.formUnion(adopted)
+        if editedHere {
+            try commit(ops)
+        } else {
+            // Ops taken from another producer's file are recorded as such first (OpHistory.adopted).
+            try commit(ops) { [self] stamped in
+                let stamps = stamped.map(\.hlc)
+                try io(Path.join(root, rel)) { try pages.adopt(stamps) }
+                history?.adopted.formUnion(stamps)
             }
         }
-        try commit(ops)
         log("\(Path.join(root, rel)): \(ops.count) hand edit(s) turned into ops")
         return nil
     }
@@ -301,7 +301,6 @@ extension WorkspaceCore {
             do {
                 history = try OpHistory.load(opsDir: opsDir, seen: archived)
                 history?.adopted = pages.adopted
-                history?.thisDevice = actor
             }
             catch { log("\(opsDir): could not read the op history (\(error)); taking only new blocks from synced files") }
         }

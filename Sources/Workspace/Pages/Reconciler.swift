@@ -281,6 +281,9 @@ struct FileDiff {
     /// .editedHere: the projection the editor most likely started from (Reconciler.chooseBase).
     var basePreamble = ""
     var base: [BlockID: Flat] = [:]
+    /// Whether that base is this device's newest projection of the page (else the buffer is older
+    /// than what the file held since).
+    var baseIsNewest = false
     /// .otherProducer: what the file proves its producer had seen.
     var evidence = Evidence()
     var ops: [Op] = []
@@ -301,6 +304,7 @@ struct FileDiff {
                 return
             }
             basePreamble = chosen.preamble
+            baseIsNewest = chosen == bases.last
             Reconciler.flatten(chosen.blocks, parent: nil, into: &base)
         case .otherProducer(let history):
             // A block the file held no id for (Reconciler.identify) proves nothing its producer saw.
@@ -480,14 +484,17 @@ struct FileDiff {
             // too (added after the base: the editor's buffer predates even that projection, which
             // is then not the base it started from).
             if !matched.isEmpty { return }
+            // One that still shows a block deleted since it was read predates that delete: stale too.
+            for id in file.keys where model.blocks[id].map({ $0.deleted && $0.page == page }) == true { return }
             for id in model.pages[page]?.blocks ?? [] where file[id] == nil && base[id] == nil {
                 if let b = model.blocks[id], !b.deleted, b.page == page { return }
             }
-            // A file that is its base with blocks removed, and nothing else changed, is that base
-            // with blocks deleted by hand. Otherwise (the file also differs, or an old buffer's base
-            // was not kept) a block is deleted only if the file holds, by id, a block created after
-            // it: the buffer was then opened after that block existed.
-            let onlyRemoved = file.allSatisfy { id, f in
+            // A file that is the newest projection with blocks removed, and nothing else changed, is
+            // that projection with blocks deleted by hand. Otherwise (the file also differs, or its
+            // base is an older projection: the file held something else since) a block is deleted
+            // only if the file holds, by id, a block created after it: the buffer was then opened
+            // after that block existed.
+            let onlyRemoved = baseIsNewest && file.allSatisfy { id, f in
                 base[id].map { $0.text == f.text && $0.props == f.props && $0.parent == f.parent } ?? false
             }
             var newestHeld: HLC? = nil
