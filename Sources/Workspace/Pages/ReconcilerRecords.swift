@@ -60,43 +60,81 @@ final class ReconcilerRecords {
         return identities[pageID]
     }
 
-    /// "i <device> <inode>\n" (when known), then "<length>\n<bytes>" per projection, oldest first;
-    /// a torn record ends the list.
+    /// Entries, oldest first: "i <device> <inode>\n" (the published identity) or "<length>\n<bytes>"
+    /// (a projection); the last identity and the last `keptBases` projections count. Appended, and
+    /// rewritten whole only when it holds `compactAfter` entries, so a projection costs one write
+    /// of its bytes. A torn entry ends the list.
     private func load(_ pageID: BlockID) {
         var list: [[UInt8]] = []
+        var entries = 0
         if let bytes = try? Durable.readRegularFile(basesFile(pageID), limit: 256 << 20) {
             var i = 0
-            if bytes.starts(with: Array("i ".utf8)), let nl = bytes.firstIndex(of: 10) {
-                identities[pageID] = FileIdentity.parse(bytes[2..<nl])
-                i = nl + 1
+            defer {
+                // A torn entry (a crash in an append): what follows it could not be read, so the
+                // next remember rewrites the record whole.
+                if i < bytes.count { entries = ReconcilerRecords.compactAfter + 1 }
             }
             while i < bytes.count {
-                guard let nl = bytes[i...].firstIndex(of: 10), let n = Int(String(decoding: bytes[i..<nl], as: UTF8.self)),
-                      nl + 1 + n <= bytes.count else { break }
-                list.append(Array(bytes[(nl + 1)..<(nl + 1 + n)]))
-                i = nl + 1 + n
+                guard let nl = bytes[i...].firstIndex(of: 10) else { break }
+                if bytes[i] == UInt8(ascii: "i") {
+                    if let id = FileIdentity.parse(bytes[(i + 2)..<nl]) { identities[pageID] = id }
+                    i = nl + 1
+                } else {
+                    guard let n = Int(String(decoding: bytes[i..<nl], as: UTF8.self)), nl + 1 + n <= bytes.count else { break }
+                    list.append(Array(bytes[(nl + 1)..<(nl + 1 + n)]))
+                    if list.count > ReconcilerRecords.keptBases { list.removeFirst() }
+                    i = nl + 1 + n
+                }
+                entries += 1
             }
         }
         if identities[pageID] == nil, let b = try? Durable.readRegularFile(legacyIdentityFile(pageID), limit: 128) {
             identities[pageID] = FileIdentity.parse(b[...])
         }
         bases[pageID] = list
+        entryCounts[pageID] = entries
     }
 
+    /// How many entries each page's record holds (appends since its last rewrite).
+    private var entryCounts: [BlockID: Int] = [:]
+    static let compactAfter = 16
+
     /// Records `bytes` as the page's newest projection (keeping the last `keptBases`) and
-    /// `identity` as its file's: one record, written only when either changed.
+    /// `identity` as its file's, by one append of what changed.
     func remember(_ bytes: [UInt8], identity: FileIdentity?, of pageID: BlockID) {
         var list = projections(of: pageID)
         let known = identities[pageID]
-        if list.last == bytes && (identity == nil || identity == known) { return }
-        if list.last != bytes { list.append(bytes) }
-        if list.count > ReconcilerRecords.keptBases { list.removeFirst(list.count - ReconcilerRecords.keptBases) }
-        bases[pageID] = list
-        if let identity { identities[pageID] = identity }
+        let newBytes = list.last != bytes, newIdentity = identity != nil && identity != known
+        if !newBytes && !newIdentity { return }
         var out: [UInt8] = []
-        if let i = identities[pageID] { out.append(contentsOf: "i \(i.device) \(i.inode)\n".utf8) }
-        for b in list { out.append(contentsOf: "\(b.count)\n".utf8); out.append(contentsOf: b) }
-        write(basesFile(pageID), out)
+        if newBytes {
+            list.append(bytes)
+            if list.count > ReconcilerRecords.keptBases { list.removeFirst(list.count - ReconcilerRecords.keptBases) }
+            bases[pageID] = list
+            out.append(contentsOf: "\(bytes.count)\n".utf8); out.append(contentsOf: bytes)
+        }
+        if let identity, newIdentity {
+            identities[pageID] = identity
+            out.append(contentsOf: "i \(identity.device) \(identity.inode)\n".utf8)
+        }
+        let count = (entryCounts[pageID] ?? 0) + (newBytes ? 1 : 0) + (newIdentity ? 1 : 0)
+        if count <= ReconcilerRecords.compactAfter, append(basesFile(pageID), out) {
+            entryCounts[pageID] = count
+            return
+        }
+        var whole: [UInt8] = []
+        if let i = identities[pageID] { whole.append(contentsOf: "i \(i.device) \(i.inode)\n".utf8) }
+        for b in list { whole.append(contentsOf: "\(b.count)\n".utf8); whole.append(contentsOf: b) }
+        write(basesFile(pageID), whole)
+        entryCounts[pageID] = list.count + (identities[pageID] == nil ? 0 : 1)
+    }
+
+    /// Appends to an existing record (never fsync'd, see the header); false when there is none yet
+    /// or the append failed, so the record is written whole.
+    private func append(_ file: String, _ bytes: [UInt8]) -> Bool {
+        guard let fd = try? Sys.open(file, O_WRONLY | O_APPEND | O_NOFOLLOW, 0) else { return false }
+        defer { Sys.close(fd) }
+        do { try Sys.writeAll(fd, bytes); return true } catch { return false }
     }
 
     /// Writes one record by rename, without fsync (see the header); a failure is logged, not thrown.
