@@ -226,7 +226,7 @@ extension WorkspaceCore {
             provenance = opHistory().map { .otherProducer($0) } ?? .nothingKnown
         }
         var ops = Reconciler.diff(file: parsed, provenance: provenance, model: model, page: id,
-                                  mint: idMinter(for: current, page: id))
+                                  history: { [self] in opHistory() }, mint: idMinter(for: current, page: id))
         if stray == .secondSpelling { ops.removeAll { $0.kind == .deleteBlock } }
         if !editedHere, !ops.isEmpty, transit.mustWait(fileCtimeMs: file.ctimeMs, origin: origin) {
             return "\(ops.count) change(s) not explained by any op yet; waiting for other devices' ops before taking them"

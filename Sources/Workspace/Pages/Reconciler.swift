@@ -8,7 +8,14 @@
 // * For a file of unknown producer nothing is taken on trust. A block state some op produced (the
 //   OpHistory) is a projection, not an edit; only a state no op produced is an edit. A block with an
 //   id this device does not know yet is created with that id (its create op may still be in transit;
-//   Create is idempotent, so the two converge). Order is left alone (no move can be proven).
+//   Create is idempotent, so the two converge). A move is taken once the file proves its producer
+//   saw every create and move of the block. An op this device made from such a file (adopted, its
+//   stamp in OpHistory.adopted) is never evidence: it only repeats what one file said.
+// * An edited-here file deletes only as a fresh buffer: the newest projection with blocks removed, or
+//   one holding a block created after each it lacks. A stale buffer (it lacks an id:: outld wrote,
+//   shows a block as an older projection did, or one deleted since) deletes nothing, and a state it
+//   shows that some op produced earlier is no edit. Blocks without ids are the blocks they were
+//   (Reconciler.identify), never made twice.
 // * Deletions must be proven: a live block missing from such a file is deleted only if the file's
 //   content proves its producer had the block (Evidence: another block or state of the same actor,
 //   no earlier in that actor's op file than the block's create, is in the file; each actor's ops
@@ -220,8 +227,10 @@ enum Reconciler {
 
     /// Ops (with placeholder stamps; the caller stamps them in order) that make the model say what the
     /// file says, as far as its provenance lets it be believed.
+    /// `history` loads the op history, asked for only when an edited-here file proves itself a
+    /// stale buffer (then a block it shows in a state some op produced earlier is no edit).
     static func diff(file parsed: MDPage, provenance: Provenance, model: Model, page: BlockID,
-                     mint: (String) -> BlockID) -> [Op] {
+                     history: (() -> OpHistory?)? = nil, mint: (String) -> BlockID) -> [Op] {
         var outline = Outline(parsed.blocks)
         var editedHere = false
         if case .editedHere = provenance { editedHere = true }
@@ -232,6 +241,7 @@ enum Reconciler {
             flat[b.id!] = Flat(parent: p < 0 ? nil : outline.blocks[p].id, text: b.text, props: b.props)
         }
         var d = FileDiff(provenance, file: flat, matched: matched, model: model, page: page)
+        if d.isStaleBuffer, let h = history?() { d.noteOlderStates(h) }
         d.preamble(parsed.preamble)
         d.walk(outline)
         d.deletions()
@@ -284,6 +294,26 @@ struct FileDiff {
     /// Whether that base is this device's newest projection of the page (else the buffer is older
     /// than what the file held since).
     var baseIsNewest = false
+    /// Blocks the file shows as an older projection did (the buffer predates the base).
+    var olderThanBase = Set<BlockID>()
+
+    /// An edited-here file that proves it is an editor's stale buffer: it lacks an id:: outld wrote
+    /// for a block it shows, shows a block as an older projection did, or shows one deleted since.
+    var isStaleBuffer: Bool {
+        guard case .editedHere = provenance else { return false }
+        if !matched.isEmpty || !olderThanBase.isEmpty { return true }
+        return file.keys.contains { model.blocks[$0].map { $0.deleted && $0.page == page } == true }
+    }
+
+    /// In a stale buffer, a block whose state differs from the base's but is one some op produced
+    /// is an older state the buffer still shows, not an edit (it would undo a newer edit).
+    mutating func noteOlderStates(_ history: OpHistory) {
+        for (id, f) in file {
+            guard let b = base[id], b.text != f.text || b.props != f.props,
+                  history.explains(id, text: f.text, props: f.props) else { continue }
+            olderThanBase.insert(id)
+        }
+    }
     /// .otherProducer: what the file proves its producer had seen.
     var evidence = Evidence()
     var ops: [Op] = []
@@ -306,6 +336,17 @@ struct FileDiff {
             basePreamble = chosen.preamble
             baseIsNewest = chosen == bases.last
             Reconciler.flatten(chosen.blocks, parent: nil, into: &base)
+            // A block shown as an older projection showed it, not as the base does: the buffer is
+            // older than the base (whose own base was not kept). That block's state is no edit.
+            for older in bases where older != chosen {
+                var flat: [BlockID: Flat] = [:]
+                Reconciler.flatten(older.blocks, parent: nil, into: &flat)
+                for (id, f) in file {
+                    guard let o = flat[id], o.text == f.text, o.props == f.props,
+                          let b = base[id], b.text != f.text || b.props != f.props else { continue }
+                    olderThanBase.insert(id)
+                }
+            }
         case .otherProducer(let history):
             // A block the file held no id for (Reconciler.identify) proves nothing its producer saw.
             for (id, f) in file where model.blocks[id]?.page == page && !matched.contains(id) {
@@ -342,6 +383,7 @@ struct FileDiff {
         }
         switch provenance {
         case .editedHere:
+            if olderThanBase.contains(id) { return false }
             if let r = base[id] { return r.text != b.text || r.props != b.props }
             return differsFromShown()
         case .otherProducer(let history):
@@ -483,7 +525,7 @@ struct FileDiff {
             // a block it shows (a stale editor buffer), or one that lacks a live block the base lacked
             // too (added after the base: the editor's buffer predates even that projection, which
             // is then not the base it started from).
-            if !matched.isEmpty { return }
+            if !matched.isEmpty || !olderThanBase.isEmpty { return }
             // One that still shows a block deleted since it was read predates that delete: stale too.
             for id in file.keys where model.blocks[id].map({ $0.deleted && $0.page == page }) == true { return }
             for id in model.pages[page]?.blocks ?? [] where file[id] == nil && base[id] == nil {
