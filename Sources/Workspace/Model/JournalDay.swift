@@ -54,17 +54,14 @@ public enum JournalFileFormat: String, Sendable, CaseIterable {
     }
 }
 
-/// Which file a day's journal page is: one day is one page on every device, so every device must
+/// How a day's journal files are spelled. One day is one page on every device, so every device must
 /// write the same file whatever its setting ("agree on one"): the file that exists wins; when both
-/// spellings exist (two devices with different settings created the day at once), Logseq's wins
-/// and the other is a duplicate whose edits are taken, then removed (WorkspaceCore); when neither
-/// exists, the device's setting names it.
+/// spellings exist, Logseq's wins and the other is a second spelling whose additions are taken, then
+/// removed; when neither exists, the device's setting names it (PagePass.location).
 enum JournalFiles {
     static func relativePath(_ day: JournalDay, _ format: JournalFileFormat) -> String {
         "journals/\(day.fileStem(format)).md"
     }
-
-    static func exists(_ path: String) -> Bool { (try? Sys.lstat(path)) != nil }
 
     /// How the workspace's newest journal file is named (a program without the setting follows the
     /// one that has it); Logseq's spelling when there is none.
@@ -77,18 +74,6 @@ enum JournalFiles {
             if newest == nil || newest!.0 < day || (newest!.0 == day && f == .logseq) { newest = (day, f) }
         }
         return newest?.1 ?? .logseq
-    }
-
-    /// (the file to project, the duplicate to take and remove if any), relative to `root`.
-    static func resolve(_ day: JournalDay, root: String, setting: JournalFileFormat) -> (String, String?) {
-        let logseq = relativePath(day, .logseq), iso = relativePath(day, .iso)
-        let hasLogseq = exists(Path.join(root, logseq)), hasIso = exists(Path.join(root, iso))
-        switch (hasLogseq, hasIso) {
-        case (true, true): return (logseq, iso)
-        case (true, false): return (logseq, nil)
-        case (false, true): return (iso, nil)
-        case (false, false): return (relativePath(day, setting), nil)
-        }
     }
 }
 
