@@ -1,5 +1,6 @@
 // An editor's stale buffer (saved after outld wrote the ids it lacks) never creates its blocks again:
 // an id-less block is first the live block of the page the file lacks (Reconciler.identify).
+import Foundation
 import SystemCalls
 import Testing
 import TestSupport
@@ -124,4 +125,37 @@ func opCount(_ root: String) -> Int {
                                   mint: { _ in BlockID.random() })
         #expect(ops.map(\.kind) == [.createBlock], "one \"typed\" is the block it was, the other is new: \(ops)")
     }
+}
+
+/// Another spelling of a day that cannot be read (a FIFO a peer left) is said once and left; the
+/// day's own file is still written, and nothing fails.
+@Test func an_unreadable_second_spelling_holds_back_neither_its_page_nor_another() async throws {
+    let t = TestWorkspace()
+    let said = Said()
+    var o = WorkspaceOptions(root: t.root)
+    o.stateDirectory = t.state()
+    o.log = { said.add($0) }
+    let ws = try Workspace(options: o)
+    _ = try await ws.appendCaptures([capture("before")])
+    _ = try await ws.projectDirtyPages()
+    let iso = Path.join(t.root, "journals/\(day1.iso).md")
+    #expect(mkfifo(iso, 0o644) == 0)
+    for text in ["after one", "after two"] {
+        _ = try await ws.appendCaptures([capture(text)])
+        _ = try await ws.projectDirtyPages()
+    }
+    #expect(fileText(t.journal(day1)).contains("- after two"), "\(fileText(t.journal(day1)))")
+    #expect(await ws.failingPages.isEmpty)
+    #expect(said.lines.filter { $0.contains(iso) }.count == 1, "\(said.lines)")
+    var st = stat()
+    #expect(lstat(iso, &st) == 0 && (st.st_mode & S_IFMT) == S_IFIFO, "the FIFO is left as it is")
+    await ws.close()
+}
+
+/// Log lines a workspace says, collected from whatever thread it says them on.
+final class Said: @unchecked Sendable {
+    private let lock = NSLock()
+    private var all: [String] = []
+    func add(_ s: String) { lock.lock(); all.append(s); lock.unlock() }
+    var lines: [String] { lock.lock(); defer { lock.unlock() }; return all }
 }

@@ -104,6 +104,9 @@ final class PageFiles {
     /// Stamps of this device's ops taken from another producer's file (OpHistory.adopted).
     private(set) var adopted: Set<HLC> = []
     private let adoptedRecord: String
+    /// The record ends in a torn line (a crash in an append): the next append starts a new line,
+    /// so the torn one cannot swallow the next stamp.
+    private var adoptedTorn = false
     private let failingRecord: String
     private var failingWritten: [PageFailure] = []
 
@@ -112,6 +115,7 @@ final class PageFiles {
         failingRecord = Path.join(stateDir, "failing-pages")
         adoptedRecord = Path.join(stateDir, "adopted-ops")
         if let bytes = try? Durable.readRegularFile(adoptedRecord, limit: 64 << 20) {
+            adoptedTorn = bytes.last.map { $0 != 10 } ?? false
             // "<wall> <counter> <actor>" per line; a torn last line is skipped.
             for line in bytes.split(separator: 10) {
                 let f = String(decoding: line, as: UTF8.self).split(separator: " ")
@@ -150,13 +154,16 @@ final class PageFiles {
         states[id] = .stale(o)
     }
 
-    /// The next stale page in id order, and who changed its file; nil when none is stale.
-    func nextStale() -> (BlockID, PageFileOrigin)? {
-        var best: (BlockID, PageFileOrigin)? = nil
-        for (id, s) in states {
-            if case .stale(let o) = s, best == nil || id < best!.0 { best = (id, o) }
-        }
-        return best
+    /// The stale pages in id order (one scan: a pass takes them as a batch, then looks again for
+    /// pages its own commits made stale).
+    func staleBatch() -> [BlockID] {
+        states.compactMap { if case .stale = $0.value { return $0.key } else { return nil } }.sorted()
+    }
+
+    /// Who changed a stale page's file; nil when the page is no longer stale.
+    func staleOrigin(_ id: BlockID) -> PageFileOrigin? {
+        if case .stale(let o)? = states[id] { return o }
+        return nil
     }
 
     func clean(_ id: BlockID) { states[id] = nil; wasWaiting.remove(id) }
@@ -218,16 +225,36 @@ final class PageFiles {
     func adopt(_ stamps: [HLC]) throws {
         let new = stamps.filter { !adopted.contains($0) }
         if new.isEmpty { return }
-        var out: [UInt8] = []
+        var out: [UInt8] = adoptedTorn ? [10] : []
         for h in new { out.append(contentsOf: "\(h.wall) \(h.counter) \(h.actor)\n".utf8) }
-        let fd = try Sys.open(adoptedRecord, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0o600)
+        var created = false
+        let fd: Int32
+        do { fd = try Sys.open(adoptedRecord, O_WRONLY | O_APPEND | O_NOFOLLOW, 0) }
+        catch let e as Errno where e == .ENOENT {
+            fd = try Sys.open(adoptedRecord, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW, 0o600)
+            created = true
+        }
         defer { Sys.close(fd) }
         try Sys.writeAll(fd, out)
         try Sys.fsync(fd)
+        // A record just made is durable only once its name is: the state directory is fsync'd too.
+        if created { try Durable.syncDirectory(Path.parent(of: adoptedRecord)) }
+        adoptedTorn = false
         adopted.formUnion(new)
     }
 
     // MARK: strays
+
+    /// Strays that could not be read or removed, with the reason last logged: logged once each,
+    /// and never holding back their page.
+    private var strayFailures: [String: String] = [:]
+
+    /// Records a stray's failure; returns whether it is new (or its reason changed), to be logged.
+    func strayFailed(_ rel: String, reason: String) -> Bool {
+        if strayFailures[rel] == reason { return false }
+        strayFailures[rel] = reason
+        return true
+    }
 
     func holdStray(_ path: String, _ s: StrayFile) -> Bool {
         let new = strays[path] == nil
@@ -235,7 +262,7 @@ final class PageFiles {
         return new
     }
 
-    func releaseStray(_ path: String) { strays[path] = nil }
+    func releaseStray(_ path: String) { strays[path] = nil; strayFailures[path] = nil }
 
     // MARK: the record `outl status` reads
 

@@ -85,16 +85,21 @@ extension WorkspaceCore {
             do { try seen.sync() } catch { log("syncing this device's archive of ops: \(error)") }
         }
         var written: [String] = []
-        while let (id, origin) = pages.nextStale() {
-            do {
-                if let p = try projectPage(id, origin: origin, dirs: dirs) { written.append(p) }
-                if let f = pages.succeeded(id) { pageFailure(f, recovered: true) }
-            } catch let e as PageFileError {
-                if let f = pages.fail(id, e, now: now) { pageFailure(f, recovered: false) }
-            } catch {
-                pages.markStale([id])  // still stale: the next pass tries it again
-                throw error
+        var batch = pages.staleBatch()
+        while !batch.isEmpty {
+            for id in batch {
+                guard let origin = pages.staleOrigin(id) else { continue }
+                do {
+                    if let p = try projectPage(id, origin: origin, dirs: dirs) { written.append(p) }
+                    if let f = pages.succeeded(id) { pageFailure(f, recovered: true) }
+                } catch let e as PageFileError {
+                    if let f = pages.fail(id, e, now: now) { pageFailure(f, recovered: false) }
+                } catch {
+                    pages.markStale([id])  // still stale: the next pass tries it again
+                    throw error
+                }
             }
+            batch = pages.staleBatch()
         }
         return written
     }
@@ -141,7 +146,11 @@ extension WorkspaceCore {
     func projectPage(_ id: BlockID, origin: PageFileOrigin, dirs: PageDirectories) throws -> String? {
         guard let loc = try location(of: id, dirs: dirs) else { pages.clean(id); return nil }
         for other in loc.otherSpellings {
-            try takeStray("\(loc.dir)/\(other)", .secondSpelling, page: id, origin: .unknown, dirs: dirs)
+            // Another spelling that cannot be read (a FIFO, a huge file) is left, said once, and
+            // holds back neither this page nor any other.
+            let rel = "\(loc.dir)/\(other)"
+            do { try takeStray(rel, .secondSpelling, page: id, origin: .unknown, dirs: dirs) }
+            catch let e as PageFileError { strayUnreadable(rel, e) }
         }
         let file = try readPage(loc.rel, name: loc.name, in: try dirs.existing(loc.dir))
         if let why = try takeChanges(of: id, from: file, rel: loc.rel, origin: origin, stray: nil) {
@@ -317,7 +326,7 @@ extension WorkspaceCore {
         defer { dirs.close() }
         for (rel, s) in pages.strays.sorted(by: { $0.key < $1.key }) {
             do { try takeStray(rel, s.kind, page: s.page, origin: s.origin, dirs: dirs) }
-            catch let e as PageFileError { log("\(e)") }
+            catch let e as PageFileError { strayUnreadable(rel, e) }
         }
         _ = try projectStalePages()
         return nextPageJudgementMs()
@@ -385,7 +394,7 @@ extension WorkspaceCore {
             guard let id = try page(forFile: "\(dir)/\(original)") else { return }
             let o: PageFileOrigin = origin == .unknown ? .delivered(by: "syncthing") : origin
             do { try takeStray(rel, .conflictCopy, page: id, origin: o, dirs: dirs) }
-            catch let e as PageFileError { log("\(e)") }
+            catch let e as PageFileError { strayUnreadable(rel, e) }
             return
         }
         guard let id = try page(forFile: rel) else { return }
@@ -394,7 +403,7 @@ extension WorkspaceCore {
             pages.fileChanged(id, origin: origin)
         } else {
             do { try takeStray(rel, .secondSpelling, page: id, origin: origin, dirs: dirs) }
-            catch let e as PageFileError { log("\(e)") }
+            catch let e as PageFileError { strayUnreadable(rel, e) }
         }
     }
 
@@ -429,6 +438,13 @@ extension WorkspaceCore {
             }
         }
         _ = try projectStalePages()
+    }
+
+    /// A stray (another spelling, a conflict copy) that cannot be read or removed: said once, left
+    /// as it is, and its page is written all the same.
+    func strayUnreadable(_ rel: String, _ e: PageFileError) {
+        guard pages.strayFailed(rel, reason: e.reason) else { return }
+        log("\(Path.join(root, rel)): \(e.reason); not taken, and its page is written all the same")
     }
 
     /// Says that a page became failing, or was written again after failing.
