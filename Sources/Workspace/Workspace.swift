@@ -56,7 +56,8 @@ public struct MergeReport: Sendable, Equatable {
     public var read = 0
     /// Files read again from their start because their prefix changed (re-applying is harmless).
     public var reread: [String] = []
-    /// Pages the merge touched, relative to the root (`journals/2026_12_02.md`), in order; they are
+    /// Pages the merge touched, relative to the root as the journal setting names them
+    /// (`journals/2026_12_02.md`), in order; they are
     /// dirty, so the next `projectDirtyPages` writes those whose bytes change.
     public var dirtyPages: [String] = []
     /// What the ops that changed the model did, per device (the actor id that stamped them).

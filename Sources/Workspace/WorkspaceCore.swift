@@ -15,7 +15,10 @@ final class WorkspaceCore {
     private var locks: WriteLocks
     let actor: BlockID
     var clock: HLClock
+    /// Mutated in place only, never replaced: PageRenderer's cache names contents by arena offset.
     var model: Model
+    /// The last renderings of a few pages (PageRenderer).
+    var renderCache = PageRenderCache()
     let writer: OpLogWriter
     /// Every op file's cursor: where the boot and each live merge stopped reading.
     let follower: OpLogFollower
@@ -216,9 +219,9 @@ final class WorkspaceCore {
         for (a, n) in byActor { report.appliedByActor[a.description] = n }
         report.applied = byActor.values.reduce(0, +)
         pages.markStale(touched)
-        let dirs = PageDirectories(root: root)
-        defer { dirs.close() }
-        report.dirtyPages = touched.compactMap { (try? location(of: $0, dirs: dirs))??.rel }.sorted()
+        // Named as the setting names them, without a look at the disk: the pass that follows resolves
+        // each file (and its other spelling) once, and this list only says which pages changed.
+        report.dirtyPages = touched.compactMap { model.pages[$0]?.relativePath(journalFormat: journalFormat) }.sorted()
         return report
     }
 
@@ -247,17 +250,6 @@ final class WorkspaceCore {
         case .createPage, .setPreamble, .unknown: d.pages += 1
         }
         report.byDevice[device] = d
-    }
-
-    // MARK: projection
-
-    func render(_ pageID: BlockID) -> [UInt8] {
-        func md(_ n: TreeNode) -> MDBlock {
-            let b = model.blocks[n.id]!
-            return MDBlock(id: n.id, text: b.text, props: b.props, children: n.children.map(md))
-        }
-        let page = model.pages[pageID]
-        return Markdown.render(MDPage(preamble: page?.preamble ?? "", blocks: model.tree(of: pageID).map(md)))
     }
 
     // MARK: inspection

@@ -101,8 +101,8 @@ private func writeFile(_ path: String, _ bytes: [UInt8]) throws {
 private func dump(_ m: Model) -> [String] {
     var out: [String] = ["blocks \(m.blocks.count) waiting \(m.waitingOps)"]
     for (id, p) in m.pages.sorted(by: { $0.key < $1.key }) {
-        out.append("page \(id) \(p.kind) \(p.name) \(p.preamble) \(p.known) \(p.maxTopPos) \(p.blocks.sorted())")
-        for b in p.blocks.sorted() {
+        out.append("page \(id) \(p.kind) \(p.name) \(p.preamble) \(p.known) \(p.maxTopPos) \(m.blockIDs(createdOn: id).sorted())")
+        for b in m.blockIDs(createdOn: id).sorted() {
             guard let x = m.blocks[b] else { out.append("missing \(b)"); continue }
             out.append("block \(b) \(x.page) \(String(describing: x.parent)) \(x.pos) \(x.text) \(x.props) \(x.deleted)")
         }

@@ -52,7 +52,7 @@ private func sameBlock(_ a: Block?, _ b: Block?) -> Bool {
     #expect(viaOps.pages.count == viaBytes.pages.count)
     for (id, p) in viaOps.pages {
         let q = viaBytes.pages[id]
-        #expect(q?.name == p.name && q?.preamble == p.preamble && q?.blocks == p.blocks && q?.maxTopPos == p.maxTopPos
+        #expect(q?.name == p.name && q?.preamble == p.preamble && viaBytes.blockIDs(createdOn: id) == viaOps.blockIDs(createdOn: id) && q?.maxTopPos == p.maxTopPos
                 && q?.known == p.known)
     }
     #expect(viaBytes.pages[page]?.maxTopPos == "zz")

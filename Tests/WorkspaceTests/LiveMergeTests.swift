@@ -101,9 +101,9 @@ func modelState(_ core: WorkspaceCore) -> [String] {
     let m = core.model
     var out: [String] = []
     for (id, p) in m.pages.sorted(by: { $0.key < $1.key }) {
-        out.append("page \(id) known=\(p.known) \(p.kind) '\(p.name)' preamble='\(p.preamble)' max=\(p.maxTopPos) blocks=\(p.blocks.sorted())")
+        out.append("page \(id) known=\(p.known) \(p.kind) '\(p.name)' preamble='\(p.preamble)' max=\(p.maxTopPos) blocks=\(m.blockIDs(createdOn: id).sorted())")
         out.append("markdown \(id):\n" + String(decoding: core.render(id), as: UTF8.self))
-        for b in p.blocks.sorted() {
+        for b in m.blockIDs(createdOn: id).sorted() {
             guard let x = m.blocks[b] else { out.append("missing \(b)"); continue }
             out.append("block \(b) page=\(x.page) parent=\(String(describing: x.parent)) pos=\(x.pos) text='\(x.text)' props=\(x.props) deleted=\(x.deleted)")
         }

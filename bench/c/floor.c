@@ -1,7 +1,10 @@
 /* floor.c - the durable-write floor: the same syscalls outl uses, in C, timed per iteration.
  * "append": write one op-sized line to an O_APPEND log and fdatasync it (the drain's commit).
- * "publish": temp file, write, fsync, rename, fsync dir (the writer's and the projection's step).
- * Prints p50 and p99 in microseconds for each, to sit beside outld's figures in one run. */
+ * "publish": temp file, write, fsync, rename, fsync dir (the writer's step: a small file, a new name).
+ * "page" (with BYTES and TEMPDIR): a page of BYTES written as the projection writes it: temp file in
+ * TEMPDIR, write, fsync, rename over the page's existing file in DIR, fsync DIR.
+ * Prints p50 and p99 in microseconds for each, to sit beside outld's figures in one run.
+ * Usage: floor DIR [N [BYTES TEMPDIR]] */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -56,5 +59,24 @@ int main(int argc, char **argv) {
         unlink(path);
     }
     report("publish", t, n);
+    if (argc > 4) {
+        size_t bytes = (size_t)atol(argv[3]);
+        const char *tempdir = argv[4];
+        char *page = malloc(bytes ? bytes : 1);
+        for (size_t k = 0; k < bytes; k++) page[k] = k % 64 == 63 ? '\n' : 'a' + k % 26;
+        snprintf(path, sizeof path, "%s/floor-page.md", dir);
+        snprintf(tmp, sizeof tmp, "%s/floor-page.md.tmp", tempdir);
+        int f = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (f < 0 || write(f, page, bytes) != (ssize_t)bytes || close(f) != 0) { perror("page"); return 1; }
+        for (int i = 0; i < n; i++) {
+            long long s = now_us();
+            f = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+            if (f < 0 || write(f, page, bytes) != (ssize_t)bytes || fsync(f) != 0 || close(f) != 0 ||
+                rename(tmp, path) != 0 || fsync(dfd) != 0) { perror("page"); return 1; }
+            t[i] = now_us() - s;
+        }
+        unlink(path);
+        report("page", t, n);
+    }
     return 0;
 }

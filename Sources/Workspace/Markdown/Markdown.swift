@@ -87,16 +87,7 @@ public enum Markdown {
 
     public static func render(_ page: MDPage) -> [UInt8] {
         var out: [UInt8] = []
-        if !page.preamble.isEmpty {
-            var pre: [UInt8] = []
-            normalize(Array(page.preamble.utf8)[...], newline: LF, into: &pre)
-            let lines = pre.split(separator: LF, omittingEmptySubsequences: false)
-            let raw = Escapes.preambleRaw(lines)
-            for (k, l) in lines.enumerated() {
-                if raw[k] { out.append(contentsOf: l) } else { Escapes.escapePreamble(l, into: &out) }
-                out.append(LF)
-            }
-        }
+        renderPreamble(page.preamble, into: &out)
         // An explicit stack, not recursion: any depth of nesting renders, on any thread's stack.
         var stack: [(MDBlock, Int)] = page.blocks.reversed().map { ($0, 0) }
         while let (b, depth) = stack.popLast() {
@@ -106,7 +97,21 @@ public enum Markdown {
         return out
     }
 
-    /// The block's own lines (its children are the caller's).
+    /// The lines before the first block.
+    static func renderPreamble(_ preamble: String, into out: inout [UInt8]) {
+        guard !preamble.isEmpty else { return }
+        var pre: [UInt8] = []
+        normalize(Array(preamble.utf8)[...], newline: LF, into: &pre)
+        let lines = pre.split(separator: LF, omittingEmptySubsequences: false)
+        let raw = Escapes.preambleRaw(lines)
+        for (k, l) in lines.enumerated() {
+            if raw[k] { out.append(contentsOf: l) } else { Escapes.escapePreamble(l, into: &out) }
+            out.append(LF)
+        }
+    }
+
+    /// The block's own lines (its children are the caller's); they depend on its id, text,
+    /// properties and depth alone (PageRenderer relies on it).
     static func render(_ b: MDBlock, depth: Int, _ out: inout [UInt8]) {
         // Nearly every capture is one plain line: no escape site can be in it (nothing special at
         // its start, no colon, no backslash, no control), so it is written without the plan.

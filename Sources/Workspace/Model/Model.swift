@@ -26,8 +26,9 @@ public struct Page: Sendable {
     /// A journal page's ISO day, or a named page's name; empty for a page seen only through its blocks.
     public var name: String
     public var preamble: String = ""
-    /// Every block ever created on the page, deleted ones included, in creation order.
-    public var blocks: [BlockID] = []
+    /// The row in `Model.blocks` of every block ever created on the page, deleted ones included, in
+    /// creation order, once each (rows never move: the arrangement reads them without a lookup).
+    var rows: [UInt32] = []
     /// The largest top-level position key, so an append lands at the end.
     public var maxTopPos: String = ""
     /// A createPage arrived under the page's canonical id. An unknown page is never given a file,
@@ -148,7 +149,7 @@ public struct Model: Sendable {
             blocks.appendStamp(op.hlc)
             let r = blocks.insert(BlockRow(id: op.id, page: op.page, parent: parent ?? BlockID(hi: 0, lo: 0),
                                            content: content, pos: pos, hasParent: parent != nil, deleted: false))
-            pages.values[pi].blocks.append(op.id)
+            pages.values[pi].rows.append(UInt32(r))
             if parent == nil { Model.raiseMaxTopPos(&pages.values[pi].maxTopPos, op) }
             if !pending.isEmpty, let waiting = pending.removeValue(forKey: op.id) {
                 for w in waiting { _ = edit(r, w) }
@@ -235,7 +236,7 @@ public struct Model: Sendable {
             // The block is listed on every page it is created on; tree(of:) shows it on its row's page.
             var x = e ?? blocks.editsOf(r)
             let pi = pageIndex(op.page)
-            pages.values[pi].blocks.append(op.id)
+            pages.values[pi].rows.append(UInt32(r))
             if let t = x.topMovePos { Model.raiseMaxTopPos(&pages.values[pi].maxTopPos, t) }
             x.otherPages.append(op.page)
             e = x
@@ -298,85 +299,6 @@ public struct Model: Sendable {
 
     static func raiseMaxTopPos(_ max: inout String, _ pos: String) {
         if pos > max { max = pos }
-    }
-
-    /// The live blocks of a page as a tree: children sorted by (pos, id). A block whose parent is gone
-    /// (deleted, unknown or on another page) is shown at the top level rather than hidden. Moves that
-    /// arrived concurrently can leave a cycle of parents; each cycle is broken at the member with the
-    /// newest move (else the greatest id), which is shown at the top level, so no block is hidden and
-    /// the choice depends on the ops only. No depth of nesting hides a block either.
-    public func tree(of pageID: BlockID) -> [TreeNode] {
-        guard let page = pages[pageID] else { return [] }
-        var children: [BlockID?: [BlockID]] = [:]
-        var parentOf: [BlockID: BlockID] = [:]
-        var pos: [BlockID: String] = [:]
-        for id in page.blocks {
-            guard let r = blocks.find(id) else { continue }
-            let row = blocks.rows[r]
-            guard !row.deleted, row.page == pageID else { continue }
-            var parent: BlockID? = row.hasParent ? row.parent : nil
-            if let p = parent, blocks.find(p).map({ blocks.rows[$0].deleted || blocks.rows[$0].page != pageID }) ?? true {
-                parent = nil
-            }
-            children[parent, default: []].append(id)
-            if let p = parent { parentOf[id] = p }
-            pos[id] = blocks.pos(ofRow: r)
-        }
-        var reached = Set<BlockID>()
-        func reach(from root: BlockID?) {
-            var stack = children[root] ?? []
-            while let id = stack.popLast() {
-                reached.insert(id)
-                stack.append(contentsOf: children[id] ?? [])
-            }
-        }
-        reach(from: nil)
-        if reached.count < pos.count {
-            for start in pos.keys.sorted() where !reached.contains(start) {
-                var path: [BlockID] = [], onPath = Set<BlockID>()
-                var cur = start
-                while !reached.contains(cur), onPath.insert(cur).inserted {
-                    path.append(cur)
-                    cur = parentOf[cur]!  // an unreached block has a parent: top-level ones are reached
-                }
-                if reached.contains(cur) { continue }  // under a cycle broken a moment ago: reached with it
-                let cycle = path[path.firstIndex(of: cur)!...]
-                let cut = cycle.max { a, b in
-                    let ma = blocks.find(a).flatMap { blocks.edits[$0]?.move }
-                    let mb = blocks.find(b).flatMap { blocks.edits[$0]?.move }
-                    if ma != mb { return ma.map { x in mb.map { x < $0 } ?? false } ?? true }
-                    return a < b
-                }!
-                children[parentOf[cut]!]!.removeAll { $0 == cut }
-                children[nil, default: []].append(cut)
-                parentOf[cut] = nil
-                reached.insert(cut)
-                reach(from: cut)
-            }
-        }
-        // Built children first with an explicit stack, never recursion: every block is shown at any
-        // depth of nesting, on any thread's stack (outld runs this on the cooperative pool).
-        func sorted(_ parent: BlockID?) -> [BlockID] {
-            (children[parent] ?? []).sorted { a, b in
-                let pa = pos[a]!, pb = pos[b]!
-                return pa != pb ? pa < pb : a < b
-            }
-        }
-        var frames: [(id: BlockID?, kids: [BlockID], next: Int, done: [TreeNode])] = [(nil, sorted(nil), 0, [])]
-        while true {
-            let top = frames.count - 1
-            let i = frames[top].next
-            if i < frames[top].kids.count {
-                frames[top].next = i + 1
-                let id = frames[top].kids[i]
-                if children[id] == nil { frames[top].done.append(TreeNode(id: id, children: [])) }
-                else { frames.append((id, sorted(id), 0, [])) }
-                continue
-            }
-            let f = frames.removeLast()
-            guard let id = f.id else { return f.done }
-            frames[frames.count - 1].done.append(TreeNode(id: id, children: f.done))
-        }
     }
 }
 

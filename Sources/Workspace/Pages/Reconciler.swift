@@ -528,7 +528,7 @@ struct FileDiff {
             if !matched.isEmpty || !olderThanBase.isEmpty { return }
             // One that still shows a block deleted since it was read predates that delete: stale too.
             for id in file.keys where model.blocks[id].map({ $0.deleted && $0.page == page }) == true { return }
-            for id in model.pages[page]?.blocks ?? [] where file[id] == nil && base[id] == nil {
+            for id in model.blockIDs(createdOn: page) where file[id] == nil && base[id] == nil {
                 if let b = model.blocks[id], !b.deleted, b.page == page { return }
             }
             // A file that is the newest projection with blocks removed, and nothing else changed, is
@@ -559,7 +559,7 @@ struct FileDiff {
             }
         case .otherProducer(let history):
             // Deleted only if the file proves its producer had the block and all its edits.
-            for id in model.pages[page]?.blocks ?? [] where file[id] == nil {
+            for id in model.blockIDs(createdOn: page) where file[id] == nil {
                 guard let b = model.blocks[id], !b.deleted, b.page == page,
                       let s = history.blocks[id], let c = s.create, evidence.covers(c),
                       s.texts.allSatisfy({ evidence.covers($0.0) }) else { continue }
