@@ -512,6 +512,23 @@ func checkSeeds(_ seeds: [UInt64], staleSaves: Bool, _ name: String) async {
                 cap("a", 0), .addBlock("a", text: "typed-1-a", at: 1), .addBlock("a", text: "typed-2-a", at: 2),
                 .staleSave("a", buffer: 10, dropping: nil, byRename: false),
             ],
+            // A buffer read before another device's block arrived, saved by rename after a block
+            // made here later than that block's stamp: the stamp order took it for the buffer
+            // having seen the other device's block, and deleted it.
+            "a buffer older than another device's block that arrived after a later block made here": [
+                cap("a", 2), cap("b", 3), .addBlock("a", text: "typed-4-a", at: 1),
+                .staleSave("a", buffer: 20, dropping: nil, byRename: false), .addBlock("a", text: "typed-7-a", at: 0),
+                .deliver(from: "b", to: "a", .opsThenPage), .editText("a", old: "cap-2-a", new: "edit-11-a"), cap("a", 16),
+                .staleSave("a", buffer: 61, dropping: "typed-7-a", byRename: false),
+                .staleSave("a", buffer: 31, dropping: nil, byRename: true),
+            ],
+            // The person's first buffer (the block typed without its id::), saved again after the
+            // block was edited: the same bytes, so the same block, not a second one.
+            "the person's first buffer saved again after its block was edited": [
+                cap("a", 1), .addBlock("b", text: "typed-2-b", at: 0), .deliver(from: "a", to: "b", .pageThenOps),
+                .editText("b", old: "typed-2-b", new: "edit-6-b"), .staleSave("b", buffer: 10, dropping: nil, byRename: false),
+                .addBlock("b", text: "typed-13-b", at: 1), .staleSave("b", buffer: 22, dropping: nil, byRename: true),
+            ],
             // The same buffer with a block deleted in it: its block without id:: is new again.
             "the person's buffer saved again with a block deleted in it": [
                 cap("a", 0), .addBlock("a", text: "typed-1-a", at: 1),

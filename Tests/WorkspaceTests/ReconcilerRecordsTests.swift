@@ -1,5 +1,6 @@
 // ReconcilerRecords on real files: a projection is one append; the record keeps the newest three
-// projections and the newest identity across reopens and rewrites, and a torn append loses only itself.
+// projections, the newest identity and the blocks' presence across reopens and rewrites, and a torn
+// append loses only itself.
 import SystemCalls
 import Testing
 import TestSupport
@@ -12,7 +13,7 @@ import TestSupport
         let t = TempDir("records")
         var r = ReconcilerRecords(stateDir: t.path, log: { _ in })
         for n in 1...40 {
-            r.remember(Array("- projection \(n)\n".utf8), identity: FileIdentity(device: 7, inode: UInt64(n)), of: page)
+            r.remember(Array("- projection \(n)\n".utf8), ids: [], fileHeld: { _ in false }, identity: FileIdentity(device: 7, inode: UInt64(n)), of: page)
             if n % 7 == 0 { r = ReconcilerRecords(stateDir: t.path, log: { _ in }) }  // a restart now and then
             let again = ReconcilerRecords(stateDir: t.path, log: { _ in })
             #expect(again.projections(of: page).map { String(decoding: $0, as: UTF8.self) }
@@ -27,8 +28,8 @@ import TestSupport
     @Test func a_torn_append_loses_only_itself_and_the_next_remember_rewrites_the_record() throws {
         let t = TempDir("records")
         let r = ReconcilerRecords(stateDir: t.path, log: { _ in })
-        r.remember(Array("- one\n".utf8), identity: FileIdentity(device: 1, inode: 1), of: page)
-        r.remember(Array("- two\n".utf8), identity: FileIdentity(device: 1, inode: 2), of: page)
+        r.remember(Array("- one\n".utf8), ids: [], fileHeld: { _ in false }, identity: FileIdentity(device: 1, inode: 1), of: page)
+        r.remember(Array("- two\n".utf8), ids: [], fileHeld: { _ in false }, identity: FileIdentity(device: 1, inode: 2), of: page)
         // A crash in the middle of the next append: its length line promises more than is there.
         var bytes = try Durable.readRegularFile(r.basesFile(page), limit: 1 << 20)
         bytes.append(contentsOf: "100\n- thr".utf8)
@@ -36,9 +37,45 @@ import TestSupport
         let after = ReconcilerRecords(stateDir: t.path, log: { _ in })
         #expect(after.projections(of: page).map { String(decoding: $0, as: UTF8.self) } == ["- one\n", "- two\n"])
         #expect(after.publishedIdentity(of: page) == FileIdentity(device: 1, inode: 2))
-        after.remember(Array("- four\n".utf8), identity: FileIdentity(device: 1, inode: 4), of: page)
+        after.remember(Array("- four\n".utf8), ids: [], fileHeld: { _ in false }, identity: FileIdentity(device: 1, inode: 4), of: page)
         let reread = ReconcilerRecords(stateDir: t.path, log: { _ in })
         #expect(reread.projections(of: page).map { String(decoding: $0, as: UTF8.self) } == ["- one\n", "- two\n", "- four\n"])
         #expect(reread.publishedIdentity(of: page) == FileIdentity(device: 1, inode: 4))
+    }
+
+    @Test func presence_survives_reopens_and_rewrites_and_errs_towards_keeping_blocks() throws {
+        let t = TempDir("records")
+        let x = BlockID(hi: 1, lo: 1), y = BlockID(hi: 2, lo: 2), z = BlockID(hi: 3, lo: 3)
+        var r = ReconcilerRecords(stateDir: t.path, log: { _ in })
+        r.remember(Array("- x\n".utf8), ids: [x], fileHeld: { _ in false }, identity: nil, of: page)
+        // y is made here after x: a buffer holding y was read with x in the file.
+        r.remember(Array("- x\n- y\n".utf8), ids: [x, y], fileHeld: { _ in false }, identity: nil, of: page)
+        #expect(r.presence(of: page).wasRead(with: x, holding: [y]))
+        // z arrives (another device's block) after y: a buffer holding only x and y may predate it.
+        r.remember(Array("- x\n- y\n- z\n".utf8), ids: [x, y, z], fileHeld: { _ in false }, identity: nil, of: page)
+        #expect(!r.presence(of: page).wasRead(with: z, holding: [x, y]))
+        #expect(r.presence(of: page).wasRead(with: z, holding: [z]))
+        // A file read without x (a delivered copy that lacked it): x's presence starts again, even
+        // when the projection that puts it back is the same bytes as before.
+        r.noteRead([y, z], of: page)
+        #expect(!r.presence(of: page).wasRead(with: x, holding: [y, z]))
+        r.remember(Array("- x\n- y\n- z\n".utf8), ids: [x, y, z], fileHeld: { $0 != x }, identity: nil, of: page)
+        let before = r.presence(of: page)
+        #expect(before.present == [x, y, z])
+        #expect(!before.wasRead(with: x, holding: [y, z]))
+        for n in 0..<(ReconcilerRecords.compactAfter + 3) {  // through a rewrite of the whole record
+            r.remember(Array("- x\n- y\n- z\n\(n)\n".utf8), ids: [x, y, z], fileHeld: { _ in true }, identity: nil, of: page)
+            if n % 5 == 0 { r = ReconcilerRecords(stateDir: t.path, log: { _ in }) }
+        }
+        let after = ReconcilerRecords(stateDir: t.path, log: { _ in }).presence(of: page)
+        #expect(after.present == [x, y, z])
+        #expect(after.shownSince == before.shownSince && after.firstSeen == before.firstSeen)
+        // A record lost: blocks already in the file count as seen before any projection, so nothing
+        // held proves a buffer was read with them.
+        try Sys.unlink(r.basesFile(page))
+        let lost = ReconcilerRecords(stateDir: t.path, log: { _ in })
+        lost.remember(Array("- x\n- y\n".utf8), ids: [x, y], fileHeld: { _ in true }, identity: nil, of: page)
+        #expect(!lost.presence(of: page).wasRead(with: x, holding: [y]))
+        #expect(!lost.presence(of: page).wasRead(with: y, holding: [x]))
     }
 }

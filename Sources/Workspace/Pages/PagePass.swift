@@ -157,7 +157,7 @@ extension WorkspaceCore {
             if pages.wait(id, origin: origin, ctimeMs: file?.ctimeMs ?? 0) { log("\(Path.join(root, loc.rel)): \(why)") }
             return nil
         }
-        let bytes = render(id)
+        let (bytes, shown) = renderPage(id)
         guard bytes.count <= PageFiles.maxFileBytes else {
             throw PageFileError(path: loc.rel, reason: "would be larger than the \(PageFiles.maxFileBytes >> 20) MiB a page file may hold; its blocks stay in the op log")
         }
@@ -167,7 +167,11 @@ extension WorkspaceCore {
             identity = try publish(bytes, rel: loc.rel, dir: loc.dir, name: loc.name, page: id, dirs: dirs)
             wrote = true
         }
-        pages.records.remember(bytes, identity: identity, of: id)
+        // What the file held just before: all of it when it was left as it was, else what its last
+        // reading (or this device's last projection) showed.
+        let present = pages.records.presence(of: id).present
+        pages.records.remember(bytes, ids: shown, fileHeld: file?.bytes == bytes ? { _ in true } : { present.contains($0) },
+                               identity: identity, of: id)
         pages.clean(id)
         return wrote ? Path.join(root, loc.rel) : nil
     }
@@ -213,6 +217,9 @@ extension WorkspaceCore {
         }
         if current == render(id) { return nil }
         let parsed = Markdown.parse(current)
+        // The page's own file as read now is what a buffer opened now would hold; noted once its
+        // changes are judged against what was known before it.
+        defer { if stray == nil { records.noteRead(Set(Reconciler.ids(in: parsed.blocks)), of: id) } }
         if parsed.blocks.isEmpty && parsed.preamble.allSatisfy({ $0.isWhitespace }) {
             // An empty file proves nothing was deleted: after a settle it is written again (the
             // page's file) or removed (a stray).
@@ -230,7 +237,8 @@ extension WorkspaceCore {
             || (origin == .unknown && records.publishedIdentity(of: id) == file.identity))
         let provenance: Reconciler.Provenance
         if editedHere {
-            provenance = projections.isEmpty ? .nothingKnown : .editedHere(bases: projections.map(Markdown.parse))
+            provenance = projections.isEmpty ? .nothingKnown
+                : .editedHere(bases: projections.map(Markdown.parse), presence: records.presence(of: id))
         } else {
             provenance = opHistory().map { .otherProducer($0) } ?? .nothingKnown
         }
@@ -288,15 +296,18 @@ extension WorkspaceCore {
     }
 
     /// Ids for hand-written blocks derive from the file's bytes: reconciling the same file twice (a
-    /// crash before the projection that writes the ids) mints the same ids, so no duplicates.
+    /// crash before the projection that writes the ids, or an editor saving that buffer again) mints
+    /// the same ids, so no duplicates.
     func idMinter(for file: [UInt8], page pageID: BlockID) -> (String) -> BlockID {
         var ordinal: UInt64 = 0
         let hashed = BlockID.DerivedIDs(file, page: pageID)
         return { [self] text in
             ordinal += 1
             let id = BlockID.derived(hashed, ordinal: ordinal)
-            // Taken by something else (the same bytes long ago): a fresh id.
-            if let b = model.blocks[id], b.deleted || b.text != text || b.page != pageID { return BlockID.random() }
+            // Taken by something else (a block since deleted, or of another page): a fresh id. A
+            // live block of this page is the one these bytes made; Reconciler.identify tells an
+            // older state of it (an editor's buffer saved again) from the same bytes replayed.
+            if let b = model.blocks[id], b.deleted || b.page != pageID { return BlockID.random() }
             return id
         }
     }

@@ -55,7 +55,10 @@ struct PageRenderCache {
 
 extension WorkspaceCore {
     /// The page as its file shows it.
-    func render(_ pageID: BlockID) -> [UInt8] {
+    func render(_ pageID: BlockID) -> [UInt8] { renderPage(pageID).bytes }
+
+    /// The page as its file shows it, and the ids of its blocks in file order.
+    func renderPage(_ pageID: BlockID) -> (bytes: [UInt8], ids: [BlockID]) {
         let preamble = model.pages[pageID]?.preamble ?? ""
         let old = renderCache.take(pageID)
         var out: [UInt8] = []
@@ -108,7 +111,7 @@ extension WorkspaceCore {
             entries.append(PageRenderCache.Entry(id: id, content: content, depth: depth, range: start..<out.count))
         }
         renderCache.keep(PageRenderCache.Rendering(bytes: out, preamble: preamble, preambleEnd: preambleEnd, entries: entries), of: pageID)
-        return out
+        return (out, entries.map(\.id))
     }
 
     /// The page rendered from scratch, as Markdown.render writes its MDPage: what `render` must equal.

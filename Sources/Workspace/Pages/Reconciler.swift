@@ -12,7 +12,8 @@
 //   saw every create and move of the block. An op this device made from such a file (adopted, its
 //   stamp in OpHistory.adopted) is never evidence: it only repeats what one file said.
 // * An edited-here file deletes only as a fresh buffer: the newest projection with blocks removed, or
-//   one holding a block created after each it lacks. A stale buffer (it lacks an id:: outld wrote,
+//   one holding a block that came to this device's file no earlier than each it lacks last did
+//   (FilePresence: arrival here, not creation stamps, orders blocks of several devices). A stale buffer (it lacks an id:: outld wrote,
 //   shows a block as an older projection did, or one deleted since) deletes nothing, and a state it
 //   shows that some op produced earlier is no edit. Blocks without ids are the blocks they were
 //   (Reconciler.identify), never made twice.
@@ -31,8 +32,9 @@ enum Reconciler {
     /// Who wrote a page file, which decides what its differences from the model may mean.
     enum Provenance {
         /// This device's projection, edited in place by a person: three-way against the closest of
-        /// these recent projections (never empty), so a deletion by hand is honoured.
-        case editedHere(bases: [MDPage])
+        /// these recent projections (never empty), so a deletion by hand is honoured; `presence`
+        /// says which blocks a buffer holding some ids was read with.
+        case editedHere(bases: [MDPage], presence: FilePresence = FilePresence())
         /// Another producer's (a sync tool's delivery, a conflict copy, a file of another inode): a
         /// state some op produced is a projection, not an edit; a deletion must be proven (Evidence).
         case otherProducer(OpHistory)
@@ -93,6 +95,8 @@ enum Reconciler {
     /// device's (`.editedHere`), or a file holding some of the page's blocks by id. A file holding
     /// none of them (a new file, another spelling) may never have held the missing block, and
     /// taking its line for that block edited would overwrite the block.
+    /// `mint` derives ids from the file's bytes: one that names a live block of the page with other
+    /// text is that block in an older state (the same bytes were reconciled before), recognised too.
     static func identify(_ o: inout Outline, page: BlockID, model: Model, byGap: Bool = true,
                          mint: (String) -> BlockID) -> Set<BlockID> {
         var held = Set<BlockID>()
@@ -119,6 +123,9 @@ enum Reconciler {
             while taken.contains(id) { id = mint(o.blocks[i].text) }  // never two blocks with one id
             o.blocks[i].id = id
             taken.insert(id)
+            // Minted from bytes this page's file held before (its blocks' ids derive from them), the
+            // id is a block made from that file, since edited: an editor saved its old buffer again.
+            if let b = model.blocks[id], !b.deleted, b.page == page, b.text != o.blocks[i].text { matched.insert(id) }
         }
         return matched
     }
@@ -328,7 +335,7 @@ struct FileDiff {
         self.page = page
         self.file = file
         switch provenance {
-        case .editedHere(let bases):
+        case .editedHere(let bases, _):
             guard let chosen = Reconciler.chooseBase(file: file, bases: bases) else {
                 self.provenance = .nothingKnown  // no projection recorded: nothing to compare with
                 return
@@ -534,26 +541,18 @@ struct FileDiff {
             // A file that is the newest projection with blocks removed, and nothing else changed, is
             // that projection with blocks deleted by hand. Otherwise (the file also differs, or its
             // base is an older projection: the file held something else since) a block is deleted
-            // only if the file holds, by id, a block created after it: the buffer was then opened
-            // after that block existed.
+            // only if the buffer was read with it: it holds, by id, a block that came to this
+            // device's file no earlier than that block last did (FilePresence). Creation stamps
+            // cannot say so: another device's block may arrive long after a later one made here.
             let onlyRemoved = baseIsNewest && file.allSatisfy { id, f in
                 base[id].map { $0.text == f.text && $0.props == f.props && $0.parent == f.parent } ?? false
             }
-            var newestHeld: HLC? = nil
-            if !onlyRemoved {
-                for id in file.keys {
-                    guard let r = model.blocks.find(id), model.blocks[id]?.page == page else { continue }
-                    let c = model.blocks.createStamp(ofRow: r)
-                    if newestHeld.map({ $0 < c }) ?? true { newestHeld = c }
-                }
-            }
+            guard case .editedHere(_, let presence) = provenance else { return }
+            let held = file.keys.filter { !matched.contains($0) && model.blocks[$0]?.page == page }
             // Deleted by hand: in the base, gone from the file, still live here.
             for id in base.keys.sorted() where file[id] == nil {
                 if let b = model.blocks[id], !b.deleted, b.page == page {
-                    if !onlyRemoved {
-                        guard let newest = newestHeld, let r = model.blocks.find(id),
-                              model.blocks.createStamp(ofRow: r) < newest else { continue }
-                    }
+                    if !onlyRemoved && !presence.wasRead(with: id, holding: held) { continue }
                     ops.append(Op(hlc: stamp, kind: .deleteBlock, id: id))
                 }
             }

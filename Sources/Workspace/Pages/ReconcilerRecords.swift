@@ -1,6 +1,7 @@
 // ReconcilerRecords: what the reconciler keeps device-locally about each page (under the state
-// directory's bases/, one file per page): its last few projections (the bases of a three-way) and the
-// identity its file had when this device last published it. Invariant: records are written by rename
+// directory's bases/, one file per page): its last few projections (the bases of a three-way), the
+// identity its file had when this device last published it, and since when each block has been in the
+// file (FilePresence). Invariant: records are written by rename
 // but never fsync'd, on purpose: one lost in a crash only makes the next reconcile of that page more
 // cautious, never wrong.
 #if canImport(Glibc)
@@ -37,6 +38,7 @@ final class ReconcilerRecords {
     /// Cached per page once read: the recent projections, oldest first, and the file's identity.
     private var bases: [BlockID: [[UInt8]]] = [:]
     private var identities: [BlockID: FileIdentity] = [:]
+    private var presences: [BlockID: FilePresence] = [:]
 
     init(stateDir: String, log: @escaping (String) -> Void) {
         dir = Path.join(stateDir, "bases")
@@ -60,8 +62,23 @@ final class ReconcilerRecords {
         return identities[pageID]
     }
 
-    /// Entries, oldest first: "i <device> <inode>\n" (the published identity) or "<length>\n<bytes>"
-    /// (a projection); the last identity and the last `keptBases` projections count. Appended, and
+    /// Since when each block has been in the page's file, as far as this device wrote and read it.
+    func presence(of pageID: BlockID) -> FilePresence {
+        if bases[pageID] == nil { load(pageID) }
+        return presences[pageID] ?? FilePresence()
+    }
+
+    /// The page's own file was read holding `ids` (FilePresence.read).
+    func noteRead(_ ids: Set<BlockID>, of pageID: BlockID) {
+        var p = presence(of: pageID)
+        let out = p.read(ids)
+        presences[pageID] = p
+        if !out.isEmpty { keep(out, of: pageID) }
+    }
+
+    /// Entries, oldest first: "i <device> <inode>\n" (the published identity), "<length>\n<bytes>"
+    /// (a projection), or a line of FilePresence ("f", "s", "b"); the last identity and the last
+    /// `keptBases` projections count. Appended, and
     /// rewritten whole only when it holds `compactAfter` entries, so a projection costs one write
     /// of its bytes. A torn entry ends the list.
     private func load(_ pageID: BlockID) {
@@ -78,6 +95,11 @@ final class ReconcilerRecords {
                 guard let nl = bytes[i...].firstIndex(of: 10) else { break }
                 if bytes[i] == UInt8(ascii: "i") {
                     if let id = FileIdentity.parse(bytes[(i + 2)..<nl]) { identities[pageID] = id }
+                    i = nl + 1
+                } else if !(bytes[i] >= UInt8(ascii: "0") && bytes[i] <= UInt8(ascii: "9")) {
+                    var p = presences[pageID] ?? FilePresence()
+                    guard p.replay(bytes[i..<nl]) else { break }
+                    presences[pageID] = p
                     i = nl + 1
                 } else {
                     guard let n = Int(String(decoding: bytes[i..<nl], as: UTF8.self)), nl + 1 + n <= bytes.count else { break }
@@ -99,13 +121,17 @@ final class ReconcilerRecords {
     private var entryCounts: [BlockID: Int] = [:]
     static let compactAfter = 16
 
-    /// Records `bytes` as the page's newest projection (keeping the last `keptBases`) and
+    /// Records `bytes`, showing the blocks `ids`, as the page's newest projection (keeping the last
+    /// `keptBases`), what the file held just before (`fileHeld`, FilePresence.projected), and
     /// `identity` as its file's, by one append of what changed.
-    func remember(_ bytes: [UInt8], identity: FileIdentity?, of pageID: BlockID) {
+    func remember(_ bytes: [UInt8], ids: [BlockID], fileHeld: (BlockID) -> Bool, identity: FileIdentity?, of pageID: BlockID) {
         var list = projections(of: pageID)
         let known = identities[pageID]
+        var p = presences[pageID] ?? FilePresence()
+        // The same bytes again still show blocks anew when a reading found the file without them.
         let newBytes = list.last != bytes, newIdentity = identity != nil && identity != known
-        if !newBytes && !newIdentity { return }
+        let newPresence = newBytes || Set(ids) != p.present
+        if !newPresence && !newIdentity { return }
         var out: [UInt8] = []
         if newBytes {
             list.append(bytes)
@@ -113,20 +139,31 @@ final class ReconcilerRecords {
             bases[pageID] = list
             out.append(contentsOf: "\(bytes.count)\n".utf8); out.append(contentsOf: bytes)
         }
+        if newPresence {
+            out.append(contentsOf: p.projected(ids, fileHeld: fileHeld))
+            presences[pageID] = p
+        }
         if let identity, newIdentity {
             identities[pageID] = identity
             out.append(contentsOf: "i \(identity.device) \(identity.inode)\n".utf8)
         }
-        let count = (entryCounts[pageID] ?? 0) + (newBytes ? 1 : 0) + (newIdentity ? 1 : 0)
+        keep(out, of: pageID)
+    }
+
+    /// Appends `out` to the page's record, or writes the record whole once it holds `compactAfter`
+    /// appends (or one failed).
+    private func keep(_ out: [UInt8], of pageID: BlockID) {
+        let count = (entryCounts[pageID] ?? 0) + 1
         if count <= ReconcilerRecords.compactAfter, append(basesFile(pageID), out) {
             entryCounts[pageID] = count
             return
         }
         var whole: [UInt8] = []
         if let i = identities[pageID] { whole.append(contentsOf: "i \(i.device) \(i.inode)\n".utf8) }
-        for b in list { whole.append(contentsOf: "\(b.count)\n".utf8); whole.append(contentsOf: b) }
+        for b in bases[pageID] ?? [] { whole.append(contentsOf: "\(b.count)\n".utf8); whole.append(contentsOf: b) }
+        if let p = presences[pageID] { whole.append(contentsOf: p.spelled()) }
         write(basesFile(pageID), whole)
-        entryCounts[pageID] = list.count + (identities[pageID] == nil ? 0 : 1)
+        entryCounts[pageID] = 1
     }
 
     /// Appends to an existing record (never fsync'd, see the header); false when there is none yet

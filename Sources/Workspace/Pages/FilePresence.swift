@@ -1,0 +1,114 @@
+// FilePresence: since when each block has been in a page's file as this device knows it, so that an
+// editor's buffer saved back proves which blocks it was read with. Epochs count this device's
+// projections of the page. Invariant: `firstSeen` errs early and `shownSince` errs late (a record lost
+// or never made only makes deletions rarer, never one more), so a buffer that holds an id first seen at
+// or after the epoch since which block X has been in the file was read with X in it.
+
+struct FilePresence: Equatable {
+    /// The epoch of the newest projection recorded (a file read now is read during it).
+    private(set) var epoch = 0
+    /// The earliest epoch at which each id may have been in the file.
+    private(set) var firstSeen: [BlockID: Int] = [:]
+    /// The epoch since which each id of `present` has been in the file without a break.
+    private(set) var shownSince: [BlockID: Int] = [:]
+    /// The ids in the file as this device last wrote or read it.
+    private(set) var present: Set<BlockID> = []
+
+    /// Whether a buffer holding `held` (ids it carried in its text) was read while `id` was in the
+    /// file: some held id came to the file no earlier than `id` last did.
+    func wasRead(with id: BlockID, holding held: some Sequence<BlockID>) -> Bool {
+        guard present.contains(id), let since = shownSince[id] else { return false }
+        return held.contains { firstSeen[$0].map { $0 >= since } ?? false }
+    }
+
+    // MARK: changes, each also spelled as the record's line that replays it
+
+    /// The page's own file was read, holding `ids`: ids not seen before were (at the latest) in it
+    /// now; blocks it lacks are no longer known to be in it. Returns the record's lines, if any.
+    mutating func read(_ ids: Set<BlockID>) -> [UInt8] {
+        var out: [UInt8] = []
+        let new = ids.filter { firstSeen[$0] == nil }.sorted()
+        if !new.isEmpty { FilePresence.line("f", epoch, new, into: &out) }
+        let gone = present.subtracting(ids).sorted()
+        if !gone.isEmpty { FilePresence.line("b", nil, gone, into: &out) }
+        apply("f", epoch, new)
+        apply("b", nil, gone)
+        return out
+    }
+
+    /// A projection showing `ids` is in the file; `fileHeld` says which of them the file held just
+    /// before (all of them when the file was left as it was). Returns the record's line.
+    mutating func projected(_ ids: [BlockID], fileHeld: (BlockID) -> Bool) -> [UInt8] {
+        let e = epoch + 1
+        var out: [UInt8] = []
+        // Held already: in the file since some time before this epoch, so first seen at e - 1.
+        let earlier = ids.filter { firstSeen[$0] == nil && fileHeld($0) }.sorted()
+        if !earlier.isEmpty { FilePresence.line("f", e - 1, earlier, into: &out) }
+        apply("f", e - 1, earlier)
+        let shown = ids.filter { !present.contains($0) }.sorted()
+        FilePresence.line("s", e, shown, into: &out)
+        apply("s", e, shown)
+        let gone = present.subtracting(ids).sorted()
+        if !gone.isEmpty { FilePresence.line("b", nil, gone, into: &out) }
+        apply("b", nil, gone)
+        return out
+    }
+
+    /// Replays one record line (without its newline); false when it is not one of presence's.
+    mutating func replay(_ line: ArraySlice<UInt8>) -> Bool {
+        guard let kind = line.first, [UInt8(ascii: "f"), UInt8(ascii: "s"), UInt8(ascii: "b")].contains(kind) else { return false }
+        let words = line.dropFirst().split(separator: UInt8(ascii: " "))
+        var ids = words[...]
+        var e: Int? = nil
+        if kind != UInt8(ascii: "b") {
+            guard let w = ids.popFirst(), let n = Int(String(decoding: w, as: UTF8.self)), n >= 0 else { return false }
+            e = n
+        }
+        var parsed: [BlockID] = []
+        for w in ids {
+            guard let id = BlockID(String(decoding: w, as: UTF8.self)) else { return false }
+            parsed.append(id)
+        }
+        apply(String(UnicodeScalar(kind)), e, parsed)
+        return true
+    }
+
+    /// Every line that rebuilds this presence, for a record written whole.
+    func spelled() -> [UInt8] {
+        var out: [UInt8] = []
+        for (e, ids) in Dictionary(grouping: firstSeen.keys, by: { firstSeen[$0]! }).sorted(by: { $0.key < $1.key }) {
+            FilePresence.line("f", e, ids.sorted(), into: &out)
+        }
+        for (e, ids) in Dictionary(grouping: present, by: { shownSince[$0] ?? epoch }).sorted(by: { $0.key < $1.key }) {
+            FilePresence.line("s", e, ids.sorted(), into: &out)
+        }
+        FilePresence.line("s", epoch, [], into: &out)
+        return out
+    }
+
+    private mutating func apply(_ kind: String, _ e: Int?, _ ids: [BlockID]) {
+        switch kind {
+        case "f":
+            for id in ids { firstSeen[id] = min(firstSeen[id] ?? e!, e!) }
+        case "s":
+            epoch = max(epoch, e!)
+            for id in ids {
+                firstSeen[id] = min(firstSeen[id] ?? e!, e!)
+                shownSince[id] = e!
+                present.insert(id)
+            }
+        default:
+            for id in ids {
+                present.remove(id)
+                shownSince[id] = nil
+            }
+        }
+    }
+
+    private static func line(_ kind: String, _ e: Int?, _ ids: [BlockID], into out: inout [UInt8]) {
+        out.append(contentsOf: kind.utf8)
+        if let e { out.append(contentsOf: " \(e)".utf8) }
+        for id in ids { out.append(UInt8(ascii: " ")); id.spell(into: &out) }
+        out.append(10)
+    }
+}
