@@ -529,6 +529,15 @@ func checkSeeds(_ seeds: [UInt64], staleSaves: Bool, _ name: String) async {
                 .editText("b", old: "typed-2-b", new: "edit-6-b"), .staleSave("b", buffer: 10, dropping: nil, byRename: false),
                 .addBlock("b", text: "typed-13-b", at: 1), .staleSave("b", buffer: 22, dropping: nil, byRename: true),
             ],
+            // A block typed into a new file is taken as from another producer (adopted); a stale
+            // buffer later set its text back, and a peer's page showing that text was taken for
+            // proof that the peer had seen the stale save, and so every block before it.
+            "a peer's page showing a text an adopted create and a later stale save both produced": [
+                .addBlock("b", text: "typed-1-b", at: 0), .deliver(from: "b", to: "a", .opsThenPage),
+                .editText("b", old: "typed-1-b", new: "edit-5-b"), .editText("b", old: "edit-5-b", new: "edit-7-b"),
+                cap("b", 9), .staleSave("b", buffer: 2, dropping: nil, byRename: false),
+                .addBlock("a", text: "typed-14-a", at: 1), .deliver(from: "a", to: "b", .page),
+            ],
             // The same buffer with a block deleted in it: its block without id:: is new again.
             "the person's buffer saved again with a block deleted in it": [
                 cap("a", 0), .addBlock("a", text: "typed-1-a", at: 1),

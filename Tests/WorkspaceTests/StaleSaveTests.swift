@@ -106,6 +106,46 @@ func opCount(_ root: String) -> Int {
         await ws.close()
     }
 
+    /// The newest projection less some blocks is a hand deletion; with two blocks also swapped it
+    /// may be an editor's buffer read before the block it lacks arrived, and deletes only what the
+    /// buffer proves it was read with (it holds a block that came to the file after that one did).
+    @Test func a_buffer_that_also_reorders_deletes_only_what_it_proves_it_was_read_with() async throws {
+        let t = TestWorkspace()
+        let ws = try t.open()
+        let page = t.journal(day1)
+        func land(_ text: String) async throws {
+            _ = try await ws.appendCaptures([capture(text)])
+            _ = try await ws.projectDirtyPages()
+        }
+        /// The file's top-level blocks, as the person's editor shows them now.
+        func blocks() -> [FileBlock] { fileBlocks(fileText(page)).blocks }
+        func save(_ kept: [FileBlock]) async throws {
+            try writeText(page, fileText(preamble: [], blocks: kept))
+            try await ws.reconcile(path: page, origin: .editedHere)
+            _ = try await ws.projectDirtyPages()
+        }
+        try await land("one")
+        try await land("two")
+        let buffer = blocks()
+        try await land("three")
+        // A buffer read before "three" landed, with "one" and "two" swapped: it lacks "three"
+        // because it predates it, and holds nothing that came to the file after "three" did.
+        try await save([buffer[1], buffer[0]])
+        #expect(await texts(ws) == ["two", "one", "three"], "\(fileText(page))")
+        // The newest projection less a block, and nothing else changed: a deletion by hand.
+        let now = blocks()
+        try await save([now[0], now[2]])
+        #expect(await texts(ws) == ["two", "three"], "\(fileText(page))")
+        // "two" came to the file before "three", which the buffer holds: read with "two", whatever
+        // else it changed, so its absence is the person's deletion.
+        try await land("four")
+        let last = blocks()
+        try await save([last[2], last[1]])  // "four", "three": swapped, "two" left out
+        #expect(await texts(ws) == ["four", "three"], "\(fileText(page))")
+        #expect(await ws.check().isEmpty)
+        await ws.close()
+    }
+
     @Test func with_nothing_known_an_id_less_block_is_still_the_block_it_was() throws {
         // .nothingKnown (no projection, no op history): new blocks only, and a block the file holds no
         // id for is first the page's block it lacks.

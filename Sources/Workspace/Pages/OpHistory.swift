@@ -117,14 +117,16 @@ struct Evidence {
     }
 
     /// A block shown in the file proves its create op; a state only one actor's ops produced proves
-    /// the earliest of those ops.
+    /// the earliest of those ops, unless that one was adopted: the file may show the state the
+    /// adopted op took from a file, and a later op that happens to produce it again proves nothing.
     mutating func take(_ id: BlockID, text: String, props: [Property], history: OpHistory) {
         guard let s = history.blocks[id] else { return }
         func counts(_ n: OpHistory.Noted) -> Bool { !history.adopted.contains(n.hlc) }
         if let c = s.create, counts(c) { raise(c) }
         let want = OpHistory.hash(text, props)
-        let matches = s.texts.filter { $0.1 == want && counts($0.0) }.map(\.0)
-        if let first = matches.min(by: { $0.hlc < $1.hlc }), matches.allSatisfy({ $0.hlc.actor == first.hlc.actor }) {
+        let matches = s.texts.filter { $0.1 == want }.map(\.0)
+        if let first = matches.min(by: { $0.hlc < $1.hlc }), counts(first),
+           matches.allSatisfy({ $0.hlc.actor == first.hlc.actor }) {
             raise(first)
         }
     }

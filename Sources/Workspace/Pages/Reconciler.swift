@@ -247,12 +247,19 @@ enum Reconciler {
             let p = outline.parent[i]
             flat[b.id!] = Flat(parent: p < 0 ? nil : outline.blocks[p].id, text: b.text, props: b.props)
         }
-        var d = FileDiff(provenance, file: flat, matched: matched, model: model, page: page)
+        var d = FileDiff(provenance, file: flat, order: outline.blocks.map { $0.id! }, matched: matched, model: model, page: page)
         if d.isStaleBuffer, let h = history?() { d.noteOlderStates(h) }
         d.preamble(parsed.preamble)
         d.walk(outline)
         d.deletions()
         return d.ops
+    }
+
+    /// Whether `a` is `b` with elements left out (in the same order).
+    static func isSubsequence(_ a: [BlockID], of b: [BlockID]) -> Bool {
+        var i = a.startIndex
+        for x in b where i < a.endIndex && a[i] == x { i += 1 }
+        return i == a.endIndex
     }
 
     /// Every id the blocks carry, at any depth, in file order.
@@ -295,9 +302,13 @@ struct FileDiff {
     let page: BlockID
     /// The file's blocks by id (ids assigned).
     let file: [BlockID: Flat]
+    /// Their ids in file order (depth first).
+    let fileOrder: [BlockID]
     /// .editedHere: the projection the editor most likely started from (Reconciler.chooseBase).
     var basePreamble = ""
     var base: [BlockID: Flat] = [:]
+    /// The base's ids in page order (depth first).
+    var baseOrder: [BlockID] = []
     /// Whether that base is this device's newest projection of the page (else the buffer is older
     /// than what the file held since).
     var baseIsNewest = false
@@ -329,8 +340,10 @@ struct FileDiff {
     /// Blocks the file showed without their id, recognised by Reconciler.identify.
     let matched: Set<BlockID>
 
-    init(_ provenance: Reconciler.Provenance, file: [BlockID: Flat], matched: Set<BlockID> = [], model: Model, page: BlockID) {
+    init(_ provenance: Reconciler.Provenance, file: [BlockID: Flat], order: [BlockID], matched: Set<BlockID> = [],
+         model: Model, page: BlockID) {
         self.matched = matched
+        self.fileOrder = order
         self.model = model
         self.page = page
         self.file = file
@@ -343,6 +356,7 @@ struct FileDiff {
             basePreamble = chosen.preamble
             baseIsNewest = chosen == bases.last
             Reconciler.flatten(chosen.blocks, parent: nil, into: &base)
+            baseOrder = Reconciler.ids(in: chosen.blocks)
             // A block shown as an older projection showed it, not as the base does: the buffer is
             // older than the base (whose own base was not kept). That block's state is no edit.
             for older in bases where older != chosen {
@@ -538,15 +552,16 @@ struct FileDiff {
             for id in model.blockIDs(createdOn: page) where file[id] == nil && base[id] == nil {
                 if let b = model.blocks[id], !b.deleted, b.page == page { return }
             }
-            // A file that is the newest projection with blocks removed, and nothing else changed, is
-            // that projection with blocks deleted by hand. Otherwise (the file also differs, or its
+            // A file that is the newest projection with blocks removed, and nothing else changed (no
+            // text, parent or order), is that projection with blocks deleted by hand (or a buffer
+            // no reading can tell from it). Otherwise (the file also differs, or its
             // base is an older projection: the file held something else since) a block is deleted
             // only if the buffer was read with it: it holds, by id, a block that came to this
             // device's file no earlier than that block last did (FilePresence). Creation stamps
             // cannot say so: another device's block may arrive long after a later one made here.
             let onlyRemoved = baseIsNewest && file.allSatisfy { id, f in
                 base[id].map { $0.text == f.text && $0.props == f.props && $0.parent == f.parent } ?? false
-            }
+            } && Reconciler.isSubsequence(fileOrder, of: baseOrder)
             guard case .editedHere(_, let presence) = provenance else { return }
             let held = file.keys.filter { !matched.contains($0) && model.blocks[$0]?.page == page }
             // Deleted by hand: in the base, gone from the file, still live here.
