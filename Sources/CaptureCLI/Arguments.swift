@@ -38,11 +38,13 @@ public enum Arguments {
         var o = Options()
         var i = 0
         var onlyWords = false
+        var dashes = 0  // words that are `-` before any `--`
         while i < args.count {
             let a = args[i]
             i += 1
             if onlyWords || a == "-" || !a.hasPrefix("-") {
-                if a == "-" && !onlyWords { o.readStdin = true } else { o.words.append(a) }
+                if a == "-" && !onlyWords { dashes += 1 }
+                o.words.append(a)
                 continue
             }
             if a == "--" { onlyWords = true; continue }
@@ -82,6 +84,8 @@ public enum Arguments {
             default: throw UsageError("unknown option \(a)")
             }
         }
+        // `-` is standard input only as the one word: in `meeting 3 - 4pm` it is text.
+        if o.words == ["-"] && dashes == 1 { o.words = []; o.readStdin = true }
         if o.help || o.version { return o }
         let inputs = (o.words.isEmpty ? 0 : 1) + (o.readStdin ? 1 : 0) + (o.uri == nil ? 0 : 1)
             + (o.list ? 1 : 0) + (o.selection == nil ? 0 : 1)
@@ -115,8 +119,8 @@ public enum Arguments {
     options: --source NAME  --at RFC3339  --workspace DIR  --inbox DIR  --quiet  --notify
              --help  --version
     Saves one line into the outl capture inbox; outld moves it into the journal of its day.
-    TEXT is the words joined by spaces; - (or a pipe) reads standard input; after --, words that
-    start with - are text. --selection reads the primary selection, --clipboard the clipboard
+    TEXT is the words joined by spaces; - alone (or a pipe) reads standard input; after --, words
+    that start with - are text. --selection reads the primary selection, --clipboard the clipboard
     (wl-paste, xclip or xsel); with --prompt it is the dialog's initial text.
     The workspace is --workspace, else $OUTL_WORKSPACE, else `workspace =` in
     ~/.config/outl/outld.conf, else ~/outl. See outl-capture(1).

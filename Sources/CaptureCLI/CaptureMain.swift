@@ -137,7 +137,7 @@ enum Writer {
         do {
             return try CaptureFile.checkedText(crlfAsLF(raw))
         } catch CaptureFormatError.textEmpty {
-            throw Failure(ExitStatus.usage, "empty text; nothing saved")
+            throw Failure(ExitStatus.usage, "empty text (nothing visible in it); nothing saved")
         } catch CaptureFormatError.textTooLong(let n) {
             throw Failure(ExitStatus.dataError, "text is over 64 KiB (\(n) bytes); nothing saved")
         } catch {

@@ -1,6 +1,7 @@
 // Prompt: `--prompt` asks for one line in a small dialog, for a desktop hotkey. $OUTL_PROMPT (a
 // shell command printing the line) wins; else the first installed of the known dialogs is used.
-// A dialog closed or escaped is a cancel; a command that cannot run (126, 127) is an error.
+// A dialog closed or escaped is a cancel; a command that cannot run (126, 127) or a dialog that
+// cannot reach the display is an error.
 
 enum PromptResult: Equatable {
     case line(String)
@@ -20,6 +21,14 @@ enum Prompt {
     ]
 
     static let names = "zenity, kdialog, rofi, wofi, fuzzel or dmenu"
+
+    /// How GTK, Qt, rofi, dmenu and the Wayland pickers say they have no display to show on.
+    static func saysNoDisplay(_ complaint: String) -> Bool {
+        let c = complaint.lowercased()
+        return ["cannot open display", "can't open display", "could not connect to display", "failed to open display",
+                "unable to open display", "failed to connect to wayland", "cannot connect to wayland",
+                "could not connect to wayland"].contains { c.contains($0) }
+    }
 
     /// Shows the dialog, with `initial` (one line) already typed when given. $OUTL_PROMPT gets it
     /// as $OUTL_PROMPT_TEXT.
@@ -49,6 +58,12 @@ enum Prompt {
             throw Failure(ExitStatus.unavailable,
                           "--prompt: \(what) cannot be run (exit \(r.status)\(r.complaint.map { ": \($0)" } ?? ""))")
         }
+        // A dialog that could not reach the display exits as a closed one does (zenity: 1), so
+        // what it said tells them apart: a hotkey with a stale DISPLAY must not look cancelled.
+        if r.status != 0, let said = r.complaint, Prompt.saysNoDisplay(said) {
+            let what = custom.map { "OUTL_PROMPT (\($0))" } ?? argv[0]
+            throw Failure(ExitStatus.unavailable, "--prompt: \(what) cannot reach the display (\(said)); nothing saved")
+        }
         // Any other non-zero exit is the dialog closed or escaped: a cancel, never an error.
         guard r.status == 0 else { return .cancelled }
         var bytes = r.output
@@ -61,17 +76,19 @@ enum Prompt {
     }
 }
 
+/// Desktop notices through notify-send. Its options end at `--`: a body that starts with `-` (a
+/// capture of "-5 degrees", a message about `--at`) is text, not an option that makes it fail.
 enum Notify {
     /// The receipt: called only after the capture is durable. Absent notify-send is not an error.
     static func saved(preview: String, environment: (String) -> String?) {
         guard let exe = ChildProcess.find("notify-send", path: environment("PATH")) else { return }
-        _ = ChildProcess.run([exe, "--app-name=outl", "Saved; lands in outl", preview], captureOutput: false)
+        _ = ChildProcess.run([exe, "--app-name=outl", "--", "Saved; lands in outl", preview], captureOutput: false)
     }
 
     /// A failure seen from a hotkey, which has no terminal: the same line, as a critical notice.
     static func failed(_ message: String, environment: (String) -> String?) {
         guard let exe = ChildProcess.find("notify-send", path: environment("PATH")) else { return }
-        _ = ChildProcess.run([exe, "-u", "critical", "--app-name=outl", "outl-capture: nothing saved", message],
+        _ = ChildProcess.run([exe, "-u", "critical", "--app-name=outl", "--", "outl-capture: nothing saved", message],
                              captureOutput: false)
     }
 }

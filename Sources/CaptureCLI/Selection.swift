@@ -19,6 +19,15 @@ enum Selection {
         return out
     }
 
+    /// How the tools say that nothing is selected or copied, which is no failure of theirs: xclip
+    /// ("Error: target STRING not available"), wl-paste ("Nothing is copied", "No selection").
+    /// xsel prints nothing and exits 0.
+    static func saysNothingIsSelected(_ complaint: String) -> Bool {
+        let c = complaint.lowercased()
+        return (c.contains("target") && c.contains("not available")) || c.contains("nothing is copied")
+            || c.contains("no selection")
+    }
+
     /// The selected text, as the tool gave it (checked to be UTF-8 and not blank).
     static func read(_ kind: SelectionKind, environment: (String) -> String?) throws -> String {
         let candidates = readers(kind, environment: environment)
@@ -34,6 +43,9 @@ enum Selection {
         let tool = argv[0]
         guard let r = ChildProcess.run([exe] + argv.dropFirst(), captureOutput: true, limit: CaptureFile.maxFileBytes + 1) else {
             throw Failure(ExitStatus.unavailable, "\(kind.rawValue): cannot start \(exe)")
+        }
+        if r.status != 0, r.status != 126, r.status != 127, let said = r.complaint, saysNothingIsSelected(said) {
+            throw Failure(ExitStatus.usage, "the \(kind.name) is empty; nothing saved")
         }
         if r.status != 0 {
             let why = r.status == 126 || r.status == 127 ? "cannot be run" : "could not read the \(kind.name)"

@@ -51,7 +51,7 @@ public enum CaptureFormatError: Error, Equatable, CustomStringConvertible {
         case .notAnObject(let k): return "not a JSON object (found \(k))"
         case .textMissing: return "text missing"
         case .textNotString(let k): return "text is not a string (found \(k))"
-        case .textEmpty: return "text is empty after trimming white space"
+        case .textEmpty: return "text is empty after trimming white space (nothing visible)"
         case .textTooLong(let n): return "text over 64 KiB (\(n) bytes)"
         case .sourceNotString(let k): return "source is not a string (found \(k))"
         case .duplicateKey(let k): return "duplicate key \"\(k)\""
@@ -158,9 +158,14 @@ public enum CaptureFile {
     /// The text a capture may carry, from what a writer or a file gave: trimmed (see
     /// `trimWhitespace`), non-empty, at most 64 KiB, and without control characters but tab and
     /// newline. The writer and the decoder both call this, so what one saves the other accepts.
+    /// A leading byte-order mark (a file saved on Windows, piped in) is no part of the text, and
+    /// text with nothing visible in it (only white space and default-ignorable characters such as
+    /// U+200B ZERO WIDTH SPACE) is empty: it would be a block that looks like none.
+    /// Idempotent: what a writer saves, the decoder reads back unchanged.
     public static func checkedText(_ raw: String) throws -> String {
-        let trimmed = trimWhitespace(raw)
-        if trimmed.isEmpty { throw CaptureFormatError.textEmpty }
+        var trimmed = trimWhitespace(raw)
+        while trimmed.unicodeScalars.first == "\u{FEFF}" { trimmed = trimWhitespace(String(trimmed.unicodeScalars.dropFirst())) }
+        if trimmed.isEmpty || !trimmed.unicodeScalars.contains(where: isVisible) { throw CaptureFormatError.textEmpty }
         if trimmed.utf8.count > maxTextBytes { throw CaptureFormatError.textTooLong(bytes: trimmed.utf8.count) }
         if let (c, o) = firstControl(trimmed, allowing: [0x09, 0x0A]) {
             throw CaptureFormatError.controlCharacter(field: "text", code: c, offset: o)
@@ -173,6 +178,13 @@ public enum CaptureFile {
         if let (c, o) = firstControl(s, allowing: []) {
             throw CaptureFormatError.controlCharacter(field: "source", code: c, offset: o)
         }
+    }
+
+    /// Whether a scalar shows as something: not white space, not default-ignorable (zero-width
+    /// spaces and joiners, format characters, variation selectors, a byte-order mark).
+    static func isVisible(_ u: Unicode.Scalar) -> Bool {
+        if u.value < 0x80 { return u.value > 0x20 && u.value != 0x7F }
+        return !u.properties.isWhitespace && !u.properties.isDefaultIgnorableCodePoint
     }
 
     /// The first C0 control byte not in `allowing`, with its UTF-8 offset. (Every byte of a

@@ -12,6 +12,8 @@ public struct DaemonOptions: Equatable {
     public var once = false
     public var timeoutSeconds: Double = 30
     public var timeoutGiven = false
+    /// With --once: print the summary even when there was nothing to do.
+    public var verbose = false
     public var log: LogMode = .auto
     public var io: IOMode = .auto
     public var showHelp = false
@@ -27,7 +29,7 @@ public let outldVersion = "0.1.0"
 
 public let outldUsage = """
 usage: outld [--workspace DIR] [--inbox DIR]... [--state-dir DIR] [--log auto|journal|stderr] [--io auto|uring|plain]
-       outld --once [--workspace DIR] [--inbox DIR]... [--state-dir DIR] [--timeout SECONDS]
+       outld --once [--workspace DIR] [--inbox DIR]... [--state-dir DIR] [--timeout SECONDS] [--verbose]
        outld --version | --help
 
 Keeps the outl workspace booted and drains captures from its inboxes into the journal of the day
@@ -44,6 +46,8 @@ running outld to do it if one owns the workspace) and exits.
                     $XDG_STATE_HOME/outl, else ~/.local/state/outl)
   --once            drain once and exit
   --timeout S       with --once: how long to wait for a running outld (default 30)
+  --verbose, -v     with --once: print the summary line even when nothing was waiting (without
+                    it, nothing to do prints nothing, so cron mails only when something happened)
   --log MODE        auto (journal under systemd, else stderr), journal, or stderr
   --io MODE         auto (io_uring when the kernel allows, else plain syscalls), uring, plain
   --version, --help
@@ -99,6 +103,7 @@ extension DaemonOptions {
                 let s = try v(arg)
                 guard let m = IOMode(rawValue: s) else { throw UsageError(description: "--io takes auto, uring or plain, not '\(s)'") }
                 o.io = m
+            case "-v", "--verbose": o.verbose = true
             case "-h", "--help": o.showHelp = true
             case "-V", "--version": o.showVersion = true
             default:
@@ -108,6 +113,9 @@ extension DaemonOptions {
         }
         if o.timeoutGiven && !o.once && !o.showHelp && !o.showVersion {
             throw UsageError(description: "--timeout is for --once only (a running outld waits for nothing)")
+        }
+        if o.verbose && !o.once && !o.showHelp && !o.showVersion {
+            throw UsageError(description: "--verbose is for --once only (a running outld logs every drain)")
         }
         return o
     }

@@ -16,7 +16,8 @@ import SystemCalls
 import Workspace
 
 public enum OnceMode {
-    /// Returns the exit status; prints a one-line summary on stdout.
+    /// Returns the exit status; prints a one-line summary on stdout when anything was waiting or
+    /// went wrong (always with --verbose), so a cron job is quiet when there was nothing to do.
     public static func run(options: DaemonOptions, config: OutlConfig, log: JournalLog) async -> Int32 {
         let root = config.workspaceRoot
         if let status = WorkspaceStart.prepare(config, createNamed: false, log: log) { return status }
@@ -24,8 +25,8 @@ public enum OnceMode {
         while true {
             if let owner = WorkspaceLock.owner(root: root, stateDirectory: config.stateDirectory) {
                 switch askOwner(owner, config: config, deadline: deadline) {
-                case .done(let summary):
-                    print(summary)
+                case .done(let summary, let total):
+                    if total > 0 || options.verbose { print(summary) }
                     return 0
                 case .timedOut(let left):
                     print("timed out after \(formatSeconds(options.timeoutSeconds)): \(left) capture(s) still waiting; outld (pid \(owner)) owns \(root)")
@@ -52,12 +53,12 @@ public enum OnceMode {
                 log.error("cannot open the workspace \(root): \(error)")
                 return WorkspaceStart.status(of: error)
             }
-            return await drain(workspace, io: io, config: config, log: log)
+            return await drain(workspace, io: io, config: config, log: log, verbose: options.verbose)
         }
     }
 
     /// The drain itself, with the lock held; the summary line says what happened.
-    static func drain(_ workspace: Workspace, io: BatchIO, config: OutlConfig, log: JournalLog) async -> Int32 {
+    static func drain(_ workspace: Workspace, io: BatchIO, config: OutlConfig, log: JournalLog, verbose: Bool = false) async -> Int32 {
         let observer = DrainLog(log)
         for inbox in config.drainedInboxes where (try? Sys.lstat(inbox)) == nil {
             try? Inbox.ensure(inbox, workspace: config.workspaceRoot)
@@ -76,7 +77,9 @@ public enum OnceMode {
         }
         if !report.refusedInboxes.isEmpty { line += ", \(report.refusedInboxes.count) inbox(es) refused" }
         if !failing.isEmpty { line += ", \(failing.count) page(s) not written (\(failing[0].path))" }
-        print(line)
+        let quiet = report.drained == 0 && report.rejected == 0 && report.duplicates == 0 && report.deferred == 0
+            && report.unsettled.isEmpty && report.refusedInboxes.isEmpty && failing.isEmpty
+        if !quiet || verbose { print(line) }
         return status(of: report, failingPages: failing.count)
     }
 
@@ -92,7 +95,7 @@ public enum OnceMode {
         return 0
     }
 
-    enum Asked { case done(String), timedOut(Int), ownerGone }
+    enum Asked { case done(String, waiting: Int), timedOut(Int), ownerGone }
 
     /// Snapshots what is waiting, watches the inboxes, signals the owner, and waits until every
     /// snapshotted file has left its inbox (drained or set aside). Watch first, then check, so a
@@ -109,7 +112,7 @@ public enum OnceMode {
         while true {
             waiting.removeAll { (try? Sys.lstat(Path.join($0.inbox, $0.name))) == nil }
             if waiting.isEmpty {
-                return .done("drained by outld (pid \(pid)): \(total) capture(s) were waiting, none left")
+                return .done("drained by outld (pid \(pid)): \(total) capture(s) were waiting, none left", waiting: total)
             }
             if kill(pid, 0) != 0 && errno == ESRCH { return .ownerGone }
             let now = monotonicNanoseconds()

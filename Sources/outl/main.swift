@@ -15,19 +15,22 @@ import Workspace
 
 let version = "outl 0.1.0"
 let usage = """
-usage: outl [options] show [YYYY-MM-DD]          print a day's journal (default today) from the op log
-       outl [options] check                      check that journals/ and pages/ agree with the op log
-       outl [options] daily append [--] TEXT...  append one block to today's journal (boots the workspace)
-       outl [options] daily append -             the same, with the text read from standard input
-       outl [options] status                     every device's op log and every inbox, beside a running outld
-       outl [options] reconcile                  turn hand edits of every page file into ops, then project
-       outl --help | --version
-options: --workspace DIR  --state-dir DIR
-The workspace is --workspace, else $OUTL_WORKSPACE, else `workspace =` in ~/.config/outl/outld.conf,
-else ~/outl; the device-local state is under --state-dir, else $OUTL_STATE_DIR, else
-$XDG_STATE_HOME/outl (~/.local/state/outl). show, check and status read without the write lock.
-See outl(1). A new day's
-journal file is named as the workspace's newest one is (YYYY_MM_DD.md or YYYY-MM-DD.md).
+usage: outl [options] show [DAY]                  print a day's journal from the op log
+       outl [options] check                       check that journals/ and pages/ agree with the op log
+       outl [options] daily append [--] TEXT...   append one block to today's journal
+       outl [options] daily append -              the same, the text read from standard input
+       outl [options] status                      every device's op log and every inbox
+       outl [options] reconcile                   turn hand edits of page files into ops, then project
+       outl help | version                        this text, or the version
+options (before or after the command; after --, words are text):
+       --workspace DIR  --state-dir DIR  --help  --version
+DAY is YYYY-MM-DD, today (the default), yesterday or tomorrow, in the local time zone.
+The workspace is --workspace, else $OUTL_WORKSPACE, else `workspace =` in
+~/.config/outl/outld.conf, else ~/outl. The device-local state is under --state-dir, else
+$OUTL_STATE_DIR, else $XDG_STATE_HOME/outl (~/.local/state/outl).
+show, check and status read without the write lock, beside a running outld; daily append and
+reconcile take it. A new day's journal file is named as the workspace's newest one is
+(YYYY_MM_DD.md or YYYY-MM-DD.md). See outl(1).
 """
 
 func fail(_ code: Int32, _ message: String) -> Never {
@@ -92,10 +95,11 @@ func open(_ config: OutlConfig, write: Bool, create: Bool = false) -> Workspace 
     }
 }
 
-/// The text of `daily append`: the words, or standard input for `-`, by the capture text rule.
-func appendText(_ words: ArraySlice<String>) -> String {
+/// The text of `daily append`: the words, or standard input when the one word is `-` (given
+/// before any `--`), by the capture text rule.
+func appendText(_ words: ArraySlice<String>, stdin: Bool) -> String {
     var w = words
-    if w.first == "--" { w = w.dropFirst() } else if w == ["-"] {
+    if stdin {
         var bytes: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -114,37 +118,66 @@ func appendText(_ words: ArraySlice<String>) -> String {
     do {
         return try CaptureFile.checkedText(w.joined(separator: " "))
     } catch CaptureFormatError.textEmpty {
-        fail(64, "empty text")
+        fail(64, "empty text (nothing visible in it)")
     } catch {
         fail(65, "\(error)")
     }
 }
 
+/// The local calendar day `offset` days from today (yesterday is -1), by the civil calendar.
+func localDay(offset: Int) -> JournalDay {
+    let today = now().0
+    // Days since 1970-01-01 and back (Howard Hinnant's civil-from-days), so no time of day or
+    // daylight-saving shift can land on the wrong date.
+    func days(_ d: JournalDay) -> Int {
+        let y = d.month <= 2 ? d.year - 1 : d.year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (d.month + (d.month > 2 ? -3 : 9)) + 2) / 5 + d.day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146097 + doe - 719468
+    }
+    let z = days(today) + offset + 719468
+    let era = (z >= 0 ? z : z - 146096) / 146097
+    let doe = z - era * 146097
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+    let mp = (5 * doy + 2) / 153
+    let d = doy - (153 * mp + 2) / 5 + 1
+    let m = mp < 10 ? mp + 3 : mp - 9
+    return JournalDay(year: yoe + era * 400 + (m <= 2 ? 1 : 0), month: m, day: d)!
+}
+
 // MARK: the command line
 
+// Options may come before or after the command; after `--` every word is an argument.
 var args = arguments()
 var workspaceFlag: String?
 var stateFlag: String?
 var rest: [String] = []
+var afterDoubleDash = -1  // the index in `rest` where the words after `--` start, -1 when none
+var wantsHelp = false, wantsVersion = false
 var i = 0
 while i < args.count {
     let a = args[i]
+    i += 1
+    if afterDoubleDash >= 0 || a == "-" || !a.hasPrefix("-") { rest.append(a); continue }
     switch a {
-    case "--help", "-h": say(usage + "\n"); exit(0)
-    case "--version", "-V": say(version + "\n"); exit(0)
+    case "--": afterDoubleDash = rest.count
+    case "--help", "-h": wantsHelp = true
+    case "--version", "-V": wantsVersion = true
     case "--workspace", "--state-dir":
-        guard i + 1 < args.count, !args[i + 1].isEmpty else { usageError("\(a) needs a directory") }
-        if a == "--workspace" { workspaceFlag = args[i + 1] } else { stateFlag = args[i + 1] }
-        i += 2
-        continue
+        guard i < args.count, !args[i].isEmpty else { usageError("\(a) needs a directory") }
+        if a == "--workspace" { workspaceFlag = args[i] } else { stateFlag = args[i] }
+        i += 1
     default:
-        if a.hasPrefix("--workspace=") { workspaceFlag = String(a.dropFirst(12)); i += 1; continue }
-        if a.hasPrefix("--state-dir=") { stateFlag = String(a.dropFirst(12)); i += 1; continue }
-        if a.hasPrefix("-") { usageError("unknown option \(a)") }
-        rest = Array(args[i...])
-        i = args.count
+        if a.hasPrefix("--workspace=") { workspaceFlag = String(a.dropFirst(12)); continue }
+        if a.hasPrefix("--state-dir=") { stateFlag = String(a.dropFirst(12)); continue }
+        usageError("unknown option \(a)")
     }
 }
+if wantsHelp || rest.first == "help" { say(usage + "\n"); exit(0) }
+if wantsVersion || rest.first == "version" { say(version + "\n"); exit(0) }
 guard let command = rest.first else { usageError("no command") }
 
 let config: OutlConfig
@@ -156,13 +189,15 @@ do {
 
 switch command {
 case "show":
-    guard rest.count <= 2 else { usageError("show takes at most one date") }
+    guard rest.count <= 2 else { usageError("show takes at most one day") }
     let day: JournalDay
-    if rest.count == 2 {
-        guard let d = JournalDay(parsing: rest[1]) else { usageError("\(rest[1]): not a date (YYYY-MM-DD)") }
+    switch rest.count == 2 ? rest[1] : "today" {
+    case "today": day = localDay(offset: 0)
+    case "yesterday": day = localDay(offset: -1)
+    case "tomorrow": day = localDay(offset: 1)
+    case let w:
+        guard let d = JournalDay(parsing: w) else { usageError("\(w): not a day (YYYY-MM-DD, today, yesterday or tomorrow)") }
         day = d
-    } else {
-        day = now().0
     }
     let ws = open(config, write: false)
     if let md = await ws.journalMarkdown(day) { say(md) } else {
@@ -178,7 +213,8 @@ case "check":
     say("ok: \(s.ops) ops in \(s.files) file(s), \(s.pages) pages, \(s.blocks) blocks; the projection agrees\n")
 case "daily":
     guard rest.count >= 2, rest[1] == "append" else { usageError("usage: outl daily append TEXT...") }
-    let text = appendText(rest[2...])
+    // `-` is standard input only as the one word, given before any `--`.
+    let text = appendText(rest[2...], stdin: rest.count == 3 && rest[2] == "-" && (afterDoubleDash < 0 || afterDoubleDash > 2))
     let (day, stamp) = now()
     let ws = open(config, write: true)
     let id = BlockIDs.fresh()

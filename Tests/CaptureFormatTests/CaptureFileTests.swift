@@ -164,3 +164,21 @@ func randomText(_ rng: inout SeededRandom) -> String {
         #expect(try JSON.parse(keyed) == .object([(rawSource, .string(raw))]))
     }
 }
+
+/// A byte-order mark and invisible-only text, by the format's one rule: what the writer keeps is
+/// what the decoder reads back, and text with nothing to see is empty for both.
+@Test func a_leading_byte_order_mark_is_no_text_and_the_rule_is_idempotent() throws {
+    for (raw, want) in [("\u{FEFF}buy milk", "buy milk"), (" \u{FEFF} \u{FEFF}x\u{FEFF}", "x\u{FEFF}"),
+                        ("\u{FEFF}\n  two\nlines ", "two\nlines"), ("a\u{200B}b", "a\u{200B}b")] {
+        let once = try CaptureFile.checkedText(raw)
+        #expect(once == want, "\(raw.unicodeScalars.map { $0.value })")
+        #expect(try CaptureFile.checkedText(once) == once)
+        let decoded = try CaptureFile.decode(CaptureFile.encode(Capture(text: once, capturedAt: "2026-12-02T10:00:00Z")))
+        #expect(decoded.text == once)
+    }
+    for invisible in ["\u{FEFF}", "\u{200B}\u{200C}\u{200D}\u{2060}", "\u{00A0}\u{3000}", "\u{00AD}", "\u{FE0F}"] {
+        #expect(throws: CaptureFormatError.textEmpty) { try CaptureFile.checkedText(invisible) }
+        let file = Array("{\"text\":\"\(invisible)\"}\n".utf8)
+        #expect(throws: CaptureFormatError.textEmpty) { try CaptureFile.decode(file) }
+    }
+}

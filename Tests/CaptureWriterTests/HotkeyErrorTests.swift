@@ -6,12 +6,30 @@ import Testing
 import CaptureFormat
 import TestSupport
 
-/// A bin directory holding a notify-send that appends its arguments (joined by |) to `log`.
-private func recordingNotifier(_ s: Sandbox) throws -> (path: String, log: String) {
+/// A bin directory holding a notify-send that appends its arguments (joined by |) to `log`, and
+/// that reads them as the real one does (GLib's option parser): before `--`, a word starting with `-`
+/// that is not one of its options is an error (`Unknown option -5 degrees`, exit 1), nothing shown.
+func recordingNotifier(_ s: Sandbox) throws -> (path: String, log: String) {
     let bin = s.dir.sub("notify-bin")
     let log = s.dir.sub("notifications")
     try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-    try writeText(bin + "/notify-send", "#!/bin/sh\nprintf '%s|' \"$@\" >> '\(log)'\necho >> '\(log)'\n")
+    try writeText(bin + "/notify-send", """
+        #!/bin/sh
+        options=1; value=0
+        for a; do
+          if [ $value = 1 ]; then value=0; continue; fi
+          [ $options = 1 ] || continue
+          case "$a" in
+            --) options=0;;
+            -u|--urgency|-t|--expire-time|-i|--icon|-c|--category|-a) value=1;;
+            --app-name=*|--urgency=*|--icon=*|--category=*|--expire-time=*) ;;
+            -*) echo "Unknown option $a" >&2; exit 1;;
+          esac
+        done
+        printf '%s|' "$@" >> '\(log)'
+        echo >> '\(log)'
+
+        """)
     chmod(bin + "/notify-send", 0o755)
     return (bin + ":/usr/bin:/bin", log)
 }
@@ -43,7 +61,7 @@ private func notices(_ log: String) -> [String] {
         if env["PATH"] == path {
             let sent = notices(log)
             #expect(sent.count == 1, "\(c.args): \(sent)")
-            #expect(sent.first?.hasPrefix("-u|critical|--app-name=outl|outl-capture: nothing saved|") == true, "\(sent)")
+            #expect(sent.first?.hasPrefix("-u|critical|--app-name=outl|--|outl-capture: nothing saved|") == true, "\(sent)")
             #expect(sent.first?.contains(c.says) == true, "\(c.args): \(sent)")
         }
     }
@@ -99,4 +117,37 @@ private func notices(_ log: String) -> [String] {
     }
     // With --at the zone plays no part, so there is nothing to warn about.
     #expect(!(try s.capture(["--at", "2026-12-02T10:00:00Z", "x"], env: ["TZ": "Mars/Olympus"]).stderr.contains("warning")))
+}
+
+@Test func a_receipt_or_a_failure_that_starts_with_a_dash_still_reaches_the_desktop() throws {
+    let s = Sandbox()
+    let (path, log) = try recordingNotifier(s)
+    let r = try s.capture(["--notify", "--", "-5", "degrees", "this", "morning"], env: ["PATH": path])
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(notices(log) == ["--app-name=outl|--|Saved; lands in outl|-5 degrees this morning|"])
+    try FileManager.default.removeItem(atPath: log)
+    // A failure whose line starts with the option it is about.
+    #expect(try s.capture(["--notify", "--at", "noon", "x"], env: ["PATH": path]).status == 65)
+    let sent = notices(log)
+    #expect(sent.count == 1 && sent[0].hasPrefix("-u|critical|--app-name=outl|--|outl-capture: nothing saved|--at: "), "\(sent)")
+}
+
+@Test func a_dialog_that_cannot_reach_the_display_is_69_and_a_notice_not_a_cancel() throws {
+    let s = Sandbox()
+    let (path, log) = try recordingNotifier(s)
+    let bin = s.dir.sub("dialogs")
+    try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+    // As zenity says it under a stale DISPLAY, with the exit status of a closed dialog.
+    try writeText(bin + "/zenity", "#!/bin/sh\necho '(zenity:4242): Gtk-WARNING **: 10:00:00.000: cannot open display: :42' >&2\nexit 1\n")
+    chmod(bin + "/zenity", 0o755)
+    let r = try s.capture(["--prompt"], env: ["PATH": bin + ":" + path, "DISPLAY": ":42"])
+    #expect(r.status == 69, "\(r.stderr)")
+    #expect(r.stderr.hasPrefix("outl-capture: --prompt: ") && r.stderr.contains("cannot reach the display")
+            && r.stderr.contains("cannot open display: :42"), "\(r.stderr)")
+    #expect(notices(log).count == 1, "\(notices(log))")
+    // The same dialog closed with nothing said is still a cancel.
+    try writeText(bin + "/zenity", "#!/bin/sh\nexit 1\n")
+    let closed = try s.capture(["--prompt"], env: ["PATH": bin + ":" + path])
+    #expect(closed.status == 0 && closed.stderr == "outl-capture: cancelled; nothing saved\n", "\(closed.stderr)")
+    #expect(try captures(in: s.inbox).isEmpty)
 }

@@ -59,12 +59,12 @@ private func fakeBin(_ s: Sandbox, _ scripts: [String: String]) throws -> String
     let bin = try fakeBin(s, ["notify-send": "printf '%s|' \"$@\" >> '\(log)'"])
     let path = bin + ":/usr/bin:/bin"
     #expect(try s.capture(["--notify", "hello"], env: ["PATH": path]).status == 0)
-    #expect(readText(log) == "--app-name=outl|Saved; lands in outl|hello|")
+    #expect(readText(log) == "--app-name=outl|--|Saved; lands in outl|hello|")
     try FileManager.default.removeItem(atPath: log)
     try writeText(s.dir.sub("file"), "")
     #expect(try s.capture(["--notify", "--inbox", s.dir.sub("file/x"), "hello"], env: ["PATH": path]).status == 73)
     // No receipt for what was not saved: the one notice is the failure, sent as critical.
     let sent = readText(log) ?? ""
     #expect(!sent.contains("Saved"), "\(sent)")
-    #expect(sent.hasPrefix("-u|critical|--app-name=outl|outl-capture: nothing saved|cannot create inbox "), "\(sent)")
+    #expect(sent.hasPrefix("-u|critical|--app-name=outl|--|outl-capture: nothing saved|cannot create inbox "), "\(sent)")
 }

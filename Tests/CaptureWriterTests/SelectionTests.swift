@@ -155,13 +155,13 @@ struct SelectionTests {
     @Test func nothing_selected_saves_nothing() throws {
         let x = try server()
         let s = Sandbox()
-        // xsel prints nothing for an unowned selection; xclip fails and says why.
-        let empty = try s.capture(["--clipboard"], env: x.env.merging(["PATH": try binWith(s, "xsel-only", ["xsel"])]) { $1 })
-        #expect(empty.status == 64 && empty.stderr == "outl-capture: the clipboard is empty; nothing saved\n", "\(empty.stderr)")
-        let failed = try s.capture(["--clipboard"], env: x.env.merging(["PATH": try binWith(s, "xclip-only", ["xclip"])]) { $1 })
-        #expect(failed.status == 69, "\(failed.stderr)")
-        #expect(failed.stderr.hasPrefix("outl-capture: --clipboard: xclip could not read the clipboard (exit 1: "), "\(failed.stderr)")
-        #expect(failed.stderr.split(separator: "\n").count == 1)
+        // xsel prints nothing for an unowned selection; xclip fails and says the target is not
+        // available: either way nothing is selected, the documented 64.
+        for (tool, kind) in [("xsel", "--clipboard"), ("xclip", "--clipboard"), ("xsel", "--selection"), ("xclip", "--selection")] {
+            let r = try s.capture([kind], env: x.env.merging(["PATH": try binWith(s, "\(tool)\(kind)", [tool])]) { $1 })
+            let name = kind == "--clipboard" ? "clipboard" : "primary selection"
+            #expect(r.status == 64 && r.stderr == "outl-capture: the \(name) is empty; nothing saved\n", "\(tool) \(kind): \(r.stderr)")
+        }
         #expect(try captures(in: s.inbox).isEmpty)
     }
 }
@@ -178,6 +178,19 @@ struct SelectionTests {
     #expect(try s.capture(["--selection", "--clipboard"]).status == 64)
     #expect(try s.capture(["--selection", "text"]).status == 64)
     #expect(try captures(in: s.inbox).isEmpty)
+}
+
+@Test func a_tool_that_fails_for_another_reason_is_69_with_its_words() throws {
+    let s = Sandbox()
+    let bin = s.dir.sub("bin")
+    try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+    try writeText(bin + "/xclip", "#!/bin/sh\necho \"Error: Can't open display: :9\" >&2\nexit 1\n")
+    chmod(bin + "/xclip", 0o755)
+    let r = try s.capture(["--selection"], env: ["WAYLAND_DISPLAY": "", "DISPLAY": ":9", "PATH": bin])
+    #expect(r.status == 69)
+    #expect(r.stderr == "outl-capture: --selection: xclip could not read the primary selection (exit 1: Error: Can't open display: :9); nothing saved\n", "\(r.stderr)")
+    try writeText(bin + "/xclip", "#!/bin/sh\necho 'Nothing is copied' >&2\nexit 1\n")  // as wl-paste says it
+    #expect(try s.capture(["--selection"], env: ["WAYLAND_DISPLAY": "", "DISPLAY": ":9", "PATH": bin]).status == 64)
 }
 
 @Test func wl_paste_is_preferred_on_wayland() throws {

@@ -82,3 +82,28 @@ import TestSupport
     #expect(try s.capture(["--", "--list", "-", "--prompt"]).status == 0)
     #expect(try captures(in: s.inbox).map(\.capture.text) == ["--list - --prompt"])
 }
+
+@Test func a_dash_among_words_is_text_and_alone_reads_standard_input() throws {
+    let s = Sandbox()
+    #expect(try s.capture(["meeting", "3", "-", "4pm"]).status == 0)
+    #expect(try s.capture(["-"], stdin: Array("piped\n".utf8)).status == 0)
+    #expect(try s.capture(["--source", "script", "-"], stdin: Array("piped with a flag\n".utf8)).status == 0)
+    #expect(try s.capture(["--", "-"]).status == 0)  // after --, a lone - is text too
+    #expect(try captures(in: s.inbox).map(\.capture.text) == ["meeting 3 - 4pm", "piped", "piped with a flag", "-"])
+}
+
+@Test func a_byte_order_mark_is_dropped_and_invisible_text_is_empty() throws {
+    let s = Sandbox()
+    // A file saved on Windows, piped in: the mark is not part of the line.
+    #expect(try s.capture(["-"], stdin: [0xEF, 0xBB, 0xBF] + Array("from notepad\r\n".utf8)).status == 0)
+    #expect(try captures(in: s.inbox).map(\.capture.text) == ["from notepad"])
+    // Nothing visible: no-break and zero-width spaces, a word joiner, a lone mark.
+    for invisible in ["\u{00A0}\u{00A0}", "\u{200B}", " \u{200B}\u{2060} ", "\u{FEFF}", "\u{200D}\n\u{200C}"] {
+        let r = try s.capture([invisible])
+        #expect(r.status == 64, "\(invisible.unicodeScalars.map { String($0.value, radix: 16) }): \(r.stderr)")
+        #expect(r.stderr == "outl-capture: empty text (nothing visible in it); nothing saved\n")
+    }
+    // Invisible characters inside visible text are text.
+    #expect(try s.capture(["a\u{200B}b"]).status == 0)
+    #expect(try captures(in: s.inbox).count == 2)
+}

@@ -201,6 +201,46 @@ extension OutlHome {
         #expect(try h.outld(["--once", "--timeout", "5"]).status == 0)
     }
 
+    @Test func outl_takes_help_and_options_anywhere_and_an_option_is_never_text() throws {
+        let h = try OutlHome()
+        try FileManager.default.createDirectory(atPath: h.workspace, withIntermediateDirectories: true)
+        for args in [["--help"], ["help"], ["show", "--help"], ["daily", "append", "--help"], ["status", "-h"]] {
+            let r = try h.outl(args)
+            #expect(r.status == 0 && r.stdout.hasPrefix("usage: outl ") && r.stdout.hasSuffix(".\n"), "\(args): \(r.stderr)")
+        }
+        for args in [["version"], ["--version"], ["check", "-V"]] {
+            let r = try h.outl(args)
+            #expect(r.status == 0 && r.stdout == "outl 0.1.0\n", "\(args): \(r.stdout)")
+        }
+        // Words that start with - before -- are options: an unknown one is a usage error, no block.
+        for args in [["daily", "append", "-q", "hello"], ["daily", "append", "--at", "2026-12-01", "x"]] {
+            let r = try h.outl(args)
+            #expect(r.status == 64 && r.stderr.hasPrefix("outl: unknown option -"), "\(args): \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: h.workspace + "/.outl/ops"), "an option became a block")
+        // Options after the command.
+        let status = try h.outl(["status", "--workspace", h.workspace])
+        #expect(status.status == 0 && status.stdout.contains(h.workspace), "\(status.stderr)")
+        // A lone - among words is text; alone it is standard input.
+        #expect(try h.outl(["daily", "append", "meeting", "3", "-", "4pm"], extraEnv: ["TZ": "UTC"]).status == 0)
+        let today = try h.outl(["show", "today"], extraEnv: ["TZ": "UTC"])
+        #expect(today.status == 0 && today.stdout.hasPrefix("- meeting 3 - 4pm\n"), "\(today.stdout)")
+        #expect(try h.outl(["show"], extraEnv: ["TZ": "UTC"]).stdout == today.stdout)
+        // Yesterday and tomorrow are days of the local calendar.
+        let t = time(nil)
+        var days: [String] = []
+        for offset in [-1, 1] {
+            var shifted = t + offset * 86_400
+            var tm = tm()
+            gmtime_r(&shifted, &tm)
+            days.append(String(format: "%04d-%02d-%02d", Int(tm.tm_year) + 1900, Int(tm.tm_mon) + 1, Int(tm.tm_mday)))
+        }
+        for (word, day) in zip(["yesterday", "tomorrow"], days) {
+            let r = try h.outl(["show", word], extraEnv: ["TZ": "UTC"])
+            #expect(r.status == 1 && r.stderr == "outl: no journal page for \(day)\n", "\(word): \(r.stderr)")
+        }
+    }
+
     @Test func outl_usage_version_stdin_and_double_dash() throws {
         let h = try OutlHome()
         try FileManager.default.createDirectory(atPath: h.workspace, withIntermediateDirectories: true)

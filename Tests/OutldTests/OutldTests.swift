@@ -20,11 +20,23 @@ import TestSupport
         #expect(page.contains("first from a script") && page.contains("second from a script"))
     }
 
-    @Test func outld_once_with_nothing_waiting_exits_zero() throws {
+    /// A cron job mails what it prints: nothing to do prints nothing; --verbose says so anyway.
+    @Test func outld_once_with_nothing_waiting_exits_zero_and_prints_nothing() throws {
         let h = try OutlHome()
+        #expect(try h.outld(["--once"]).status == 0)  // the first run says it made the workspace
         let r = try h.outld(["--once"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.contains("drained 0"))
+        #expect(r.stdout.isEmpty && r.stderr.isEmpty, "\(r.stdout)\(r.stderr)")
+        let v = try h.outld(["--once", "--verbose"])
+        #expect(v.status == 0 && v.stdout == "drained 0, rejected 0\n", "\(v.stdout)")
+        #expect(try h.outld(["--verbose"]).status == 64)
+        // With a running outld asked to drain: the same.
+        let d = try h.start()
+        #expect(eventually { d.log.contains("ready") }, "\(d.log)")
+        let asked = try h.outld(["--once"])
+        #expect(asked.status == 0 && asked.stdout.isEmpty, "\(asked.stdout)")
+        #expect(try h.outld(["--once", "-v"]).stdout.hasPrefix("drained by outld (pid \(d.pid)): 0 capture(s)"))
+        #expect(d.stop() == 0)
     }
 
     @Test func running_outld_drains_a_capture_when_it_lands() throws {
