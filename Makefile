@@ -87,7 +87,7 @@ install-user:
 	$(MAKE) install PREFIX=$(HOME)/.local SYSTEMD_USER_UNIT_DIR=$(or $(XDG_CONFIG_HOME),$(HOME)/.config)/systemd/user \
 	  CATALOGDIR=$(HOME)/.local/lib/systemd/catalog
 	@if systemctl --user show-environment >/dev/null 2>&1; then $(MAKE) enable-user; else \
-	  echo "installed under $(HOME)/.local; no systemd user manager is reachable here, so outld was not started: run '$(HOME)/.local/bin/outld' in the foreground, or '$(HOME)/.local/bin/outld --once' from cron (e.g. '* * * * *')"; fi
+	  echo "installed under $(HOME)/.local; no systemd user manager is reachable here, so outld was not started: run '$(HOME)/.local/bin/outld' in the foreground (its first start creates the workspace), or, once the workspace exists, '$(HOME)/.local/bin/outld --once' from cron (e.g. '* * * * *')"; fi
 
 enable-user:
 	systemctl --user daemon-reload

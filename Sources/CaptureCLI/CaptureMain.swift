@@ -98,7 +98,7 @@ enum Writer {
             let target = try configured {
                 try OutlConfig.writeTarget(workspace: o.workspace, inboxes: o.inboxes, environment: environment)
             }
-            if let ws = target.explicitWorkspace { try requireDirectory(ws) }
+            if let ws = target.workspace, let origin = target.origin { try requireDirectory(ws, origin: origin) }
             let source = o.prompt ? "hotkey" : o.uri != nil ? "share" : o.selection.map { $0 == .primary ? "selection" : "clipboard" } ?? "cli"
             return Plan(inbox: target.inbox, workspace: target.workspace, at: at, defaultSource: source)
         }
@@ -174,17 +174,19 @@ enum Writer {
         return Timestamp.local(epochMs: Int64(ULIDGenerator.nowMs()))
     }
 
-    /// An explicit --workspace must already be one: a typo must not become a directory.
-    static func requireDirectory(_ dir: String) throws {
+    /// The workspace must already be one, wherever its path came from: only outld creates a
+    /// workspace, so a typo (in a flag, $OUTL_WORKSPACE or outld.conf) never becomes a directory.
+    /// The inbox inside an existing workspace is made by whichever side needs it first.
+    static func requireDirectory(_ dir: String, origin: OutlConfig.Origin) throws {
         let st: stat
         do { st = try Sys.statFollowingLinks(dir) } catch let e as Errno {
             if e == .ENOENT || e == .ENOTDIR {
-                throw Failure(ExitStatus.cantCreate, "no workspace at \(dir) (--workspace names a directory that does not exist); nothing saved")
+                throw Failure(ExitStatus.cantCreate, OutlConfig.missingWorkspace(dir, origin: origin) + "; nothing saved")
             }
             throw Failure(ExitStatus.of(e, otherwise: ExitStatus.cantCreate), "cannot reach the workspace \(dir): \(e); nothing saved")
         }
         guard st.st_mode & S_IFMT == S_IFDIR else {
-            throw Failure(ExitStatus.cantCreate, "--workspace \(dir) is not a directory; nothing saved")
+            throw Failure(ExitStatus.cantCreate, "the workspace \(dir) (from \(origin.rawValue)) is not a directory; nothing saved")
         }
     }
 

@@ -20,7 +20,7 @@ public enum OnceMode {
     /// went wrong (always with --verbose), so a cron job is quiet when there was nothing to do.
     public static func run(options: DaemonOptions, config: OutlConfig, log: JournalLog) async -> Int32 {
         let root = config.workspaceRoot
-        if let status = WorkspaceStart.prepare(config, createNamed: false, log: log) { return status }
+        if let status = WorkspaceStart.prepare(config, create: false, log: log) { return status }
         let deadline = monotonicNanoseconds() + UInt64(options.timeoutSeconds * 1e9)
         while true {
             if let owner = WorkspaceLock.owner(root: root, stateDirectory: config.stateDirectory) {

@@ -35,7 +35,7 @@ public final class OutlDaemon {
                 log.error("io_uring was asked for (--io uring) but the kernel refused it")
                 throw StartFailed(status: 69)
             }
-            if let status = WorkspaceStart.prepare(config, createNamed: true, log: log) { throw StartFailed(status: status) }
+            if let status = WorkspaceStart.prepare(config, create: true, log: log) { throw StartFailed(status: status) }
             workspace = try openWorkspace(io: io)
             do { watcher = try watchWorkspace() } catch {
                 await workspace.close()

@@ -1,7 +1,6 @@
 // WorkspaceStart: what outld and `outld --once` do before they open the workspace, in one place.
 // The daemon creates its workspace on first start, and the log says so; `--once` (a script's
-// one-shot) creates only the configured one: a --workspace it names must exist, so a typo never
-// becomes a directory. An inbox inside the workspace reached through a link (`.outl` or
+// one-shot) never creates one, wherever its path came from, so a typo never becomes a directory. An inbox inside the workspace reached through a link (`.outl` or
 // `.outl/captures` replaced by one) is refused before anything is booted or created through it.
 // Each failure maps to the sysexits status that says what it is: 73 no such workspace or a linked
 // inbox, 77 permission, 69 unusable otherwise.
@@ -16,8 +15,8 @@ import Workspace
 
 enum WorkspaceStart {
     /// nil when the workspace directory is there (or was just created); else the exit status,
-    /// after logging why. `createNamed`: create one named by --workspace too (the daemon).
-    static func prepare(_ config: OutlConfig, createNamed: Bool, log: JournalLog) -> Int32? {
+    /// after logging why. `create`: make a missing workspace (the daemon only).
+    static func prepare(_ config: OutlConfig, create: Bool, log: JournalLog) -> Int32? {
         let root = config.workspaceRoot
         let e: Errno
         do {
@@ -32,8 +31,10 @@ enum WorkspaceStart {
             log.error("cannot reach the workspace \(root): \(e)")
             return status(of: e)
         }
-        if config.workspaceIsExplicit && !createNamed {
-            log.error("no workspace at \(root) (--workspace names a directory that does not exist; create it first)")
+        // Only the daemon creates a workspace: `--once` (cron, a script, the drain path unit) must not
+        // make a typo'd or not-yet-synced one every minute.
+        if !create {
+            log.error(OutlConfig.missingWorkspace(root, origin: config.workspaceOrigin))
             return 73
         }
         do {

@@ -50,6 +50,12 @@ public struct OutlConfig: Equatable, Sendable {
     /// The command line named the workspace: a missing one is a typo, never created.
     public var workspaceIsExplicit: Bool { workspaceOrigin == .commandLine }
 
+    /// The one sentence for a workspace that does not exist, said by every program but the daemon
+    /// (only a running `outld` creates one): where the path came from, and how to make it.
+    public static func missingWorkspace(_ root: String, origin: Origin) -> String {
+        "no workspace at \(root) (from \(origin.rawValue)); start outld to create it, or create the directory"
+    }
+
     /// Resolves everything. `workspace`, `inboxes` and `stateDirectory` are what the command line
     /// gave (nil or empty when it gave nothing).
     ///   workspace = --workspace | $OUTL_WORKSPACE | outld.conf `workspace` | ~/outl
@@ -75,18 +81,18 @@ public struct OutlConfig: Equatable, Sendable {
     }
 
     /// Only where a writer writes, reading no more than it needs: an explicit --inbox needs no
-    /// configuration at all, so a broken outld.conf cannot stop it. `explicitWorkspace` is the
-    /// --workspace directory when the command line gave one (the writer checks that it exists);
-    /// `workspace` is the root whose inbox it is, when it is the workspace inbox (nothing below that
+    /// configuration at all, so a broken outld.conf cannot stop it. `workspace` is the root whose
+    /// inbox it is, when it is the workspace inbox, with where its setting came from (the writer
+    /// checks that it exists: it never creates a workspace; nothing below that
     /// root is followed as a link), nil for a device-local inbox the user named.
     public static func writeTarget(workspace: String?, inboxes: [String],
                                    environment: @escaping (String) -> String? = Path.environment) throws
-        -> (inbox: String, explicitWorkspace: String?, workspace: String?) {
+        -> (inbox: String, workspace: String?, origin: Origin?) {
         var r = Resolver(workspace: workspace, inboxes: inboxes, stateDirectory: nil, environment: environment)
         if let first = inboxes.first { return (try r.commandLinePath(first, "--inbox"), nil, nil) }
         if let env = try r.environmentInbox() { return (env, nil, nil) }
         let (root, origin) = try r.workspace()
-        return (inboxOf(root: root), origin == .commandLine ? root : nil, root)
+        return (inboxOf(root: root), root, origin)
     }
 
     /// The workspace inbox of a root (SPEC section 2).

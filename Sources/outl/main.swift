@@ -3,7 +3,7 @@
 // `daily append` and `reconcile` (which take the device write lock: the slow path `make bench`
 // keeps as the baseline the daemon is compared against). The workspace, inboxes and state directory
 // come from OutlConfig like every other program's; outl never creates a workspace.
-// Exit: 0 ok, 1 a difference or no page, 64 usage, 65 bad text, 66 no workspace, 74 I/O error,
+// Exit: 0 ok, 1 a difference or no page, 64 usage, 65 bad text, 73 no workspace, 74 I/O error,
 // 75 locked by another process (outld), 77 permission denied, 78 bad configuration.
 #if canImport(Glibc)
 import Glibc
@@ -76,9 +76,9 @@ func open(_ config: OutlConfig, write: Bool, create: Bool = false) -> Workspace 
     do { st = try Sys.statFollowingLinks(root) } catch {
         let e = error as? Errno ?? Errno.EIO
         if e.code == EACCES || e.code == EPERM { fail(77, "cannot reach the workspace \(root): \(e)") }
-        fail(66, "no workspace at \(root)" + (config.workspaceOrigin == .builtIn ? " (start outld, or give --workspace)" : ""))
+        fail(73, OutlConfig.missingWorkspace(root, origin: config.workspaceOrigin))
     }
-    if st.st_mode & S_IFMT != S_IFDIR { fail(66, "no workspace at \(root): not a directory") }
+    if st.st_mode & S_IFMT != S_IFDIR { fail(73, "the workspace \(root) (from \(config.workspaceOrigin.rawValue)) is not a directory") }
     var options = WorkspaceOptions(root: root, readOnly: !write)
     options.stateDirectory = config.stateDirectory
     do {

@@ -76,7 +76,7 @@ private func env(_ d: [String: String]) -> (String) -> String? { { d[$0] } }
     let e = env(["HOME": "/h", "OUTL_CAPTURE_INBOX": "/device", "OUTL_WORKSPACE": "/w"])
     #expect(try OutlConfig.writeTarget(workspace: nil, inboxes: [], environment: e).inbox == "/device")
     let named = try OutlConfig.writeTarget(workspace: "/other", inboxes: [], environment: e)
-    #expect(named.inbox == "/other/.outl/captures" && named.explicitWorkspace == "/other")
+    #expect(named.inbox == "/other/.outl/captures" && named.workspace == "/other" && named.origin == .commandLine)
     #expect(try OutlConfig.writeTarget(workspace: nil, inboxes: ["/x/"], environment: e).inbox == "/x")
     #expect(try OutlConfig.resolve(inboxes: ["/x"], environment: e).drainedInboxes == ["/w/.outl/captures", "/x"])
     #expect(try OutlConfig.resolve(environment: e).drainedInboxes == ["/w/.outl/captures", "/device"])

@@ -13,8 +13,10 @@ final class Sandbox {
     var workspace: String { dir.sub("ws") }
     var inbox: String { workspace + "/.outl/captures" }
 
+    /// The workspace exists, as outld made it on its first start (the writer never creates one).
     init() {
         try? FileManager.default.createDirectory(atPath: dir.sub("home/.config/outl"), withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(atPath: workspace, withIntermediateDirectories: true)
     }
 
     var baseEnv: [String: String] {

@@ -35,9 +35,10 @@ extension OutlHome {
 
 @Suite(.serialized) struct OneConfigurationTests {
     @Test func every_program_takes_the_workspace_from_outld_conf() throws {
-        let h = try OutlHome()
+        let h = try OutlHome(workspace: false)
         try h.writeConf("# the notes live elsewhere\nworkspace = ~/notes\n")
         let notes = Path.join(h.home, "notes")
+        try FileManager.default.createDirectory(atPath: notes, withIntermediateDirectories: true)
         _ = try h.captureID("into the configured workspace")
         #expect(FileManager.default.fileExists(atPath: Path.join(notes, ".outl/captures")))
         let list = try run(binPath("outl-capture"), ["--list"], env: h.env)
@@ -51,13 +52,47 @@ extension OutlHome {
     }
 
     @Test func outld_creates_the_configured_workspace_on_first_start_and_says_so() throws {
-        let h = try OutlHome()
-        let r = try h.outld(["--once"])
-        #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stderr.contains("outld: created the workspace \(h.workspace) (from the default): it did not exist"), "\(r.stderr)")
+        let h = try OutlHome(workspace: false)
+        let d = try h.start()
+        #expect(eventually { d.log.contains("ready") }, "\(d.log)")
+        #expect(d.log.contains("outld: created the workspace \(h.workspace) (from the default): it did not exist"), "\(d.log)")
         #expect(FileManager.default.fileExists(atPath: h.workspace))
-        let again = try h.outld(["--once"])
-        #expect(!again.stderr.contains("created the workspace"))
+        #expect(d.stop() == 0)
+        let again = try h.start()
+        #expect(eventually { again.log.contains("ready") }, "\(again.log)")
+        #expect(!again.log.contains("created the workspace"))
+        #expect(again.stop() == 0)
+    }
+
+    /// Only the daemon makes a workspace: the writer, `outld --once` (cron) and outl refuse a
+    /// missing one in one line that says where its path came from, whatever that was (exit 73).
+    @Test func only_the_daemon_creates_a_workspace_wherever_its_path_came_from() throws {
+        let h = try OutlHome(workspace: false)
+        let typo = h.tmp.sub("Dcuments/notes")
+        let cases: [(args: [String], env: [String: String], origin: String)] = [
+            (["--workspace", typo], [:], "--workspace"),
+            ([], ["OUTL_WORKSPACE": typo], "$OUTL_WORKSPACE"),
+            ([], ["XDG_CONFIG_HOME": h.tmp.sub("conf")], "outld.conf"),
+            ([], [:], "the default"),
+        ]
+        try FileManager.default.createDirectory(atPath: h.tmp.sub("conf/outl"), withIntermediateDirectories: true)
+        try writeText(h.tmp.sub("conf/outl/outld.conf"), "workspace = \(typo)\n")
+        for c in cases {
+            let root = c.origin == "the default" ? h.workspace : typo
+            let says = "no workspace at \(root) (from \(c.origin)); start outld to create it, or create the directory"
+            let env = h.env.merging(c.env) { $1 }
+            let capture = try run(binPath("outl-capture"), c.args + ["x"], env: env)
+            #expect(capture.status == 73 && capture.stderr == "outl-capture: \(says); nothing saved\n", "\(c.origin): \(capture.stderr)")
+            let once = try run(binPath("outld"), c.args + ["--once", "--log", "stderr"], env: env)
+            #expect(once.status == 73 && once.stderr == "outld: error: \(says)\n", "\(c.origin): \(once.stderr)")
+            let show = try run(binPath("outl"), c.args + ["show"], env: env)
+            #expect(show.status == 73 && show.stderr == "outl: \(says)\n", "\(c.origin): \(show.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: root), "\(c.origin): a missing workspace was created")
+        }
+        // The inbox of an existing workspace is made by whoever needs it first.
+        try FileManager.default.createDirectory(atPath: h.workspace, withIntermediateDirectories: true)
+        #expect(try h.capture(["x"]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: h.inbox))
     }
 
     @Test func a_workspace_named_on_the_command_line_must_exist() throws {
@@ -68,7 +103,7 @@ extension OutlHome {
         let once = try h.outld(["--once", "--workspace", typo])
         #expect(once.status == 73 && once.stderr.contains("no workspace at \(typo)"), "\(once.stderr)")
         let show = try h.outl(["--workspace", typo, "show"])
-        #expect(show.status == 66 && show.stderr == "outl: no workspace at \(typo)\n", "\(show.stderr)")
+        #expect(show.status == 73 && show.stderr.hasPrefix("outl: no workspace at \(typo) (from --workspace)"), "\(show.stderr)")
         #expect(!FileManager.default.fileExists(atPath: typo), "a typo became a directory")
         // Starting the daemon is the deliberate act that makes a workspace, named or configured.
         let named = h.tmp.sub("new-notes")
@@ -79,11 +114,11 @@ extension OutlHome {
     }
 
     @Test func outl_never_creates_a_workspace_nor_its_state() throws {
-        let h = try OutlHome()
+        let h = try OutlHome(workspace: false)
         for args in [["show"], ["check"], ["daily", "append", "x"], ["reconcile"]] {
             let r = try h.outl(args)
-            #expect(r.status == 66, "\(args): \(r.stderr)")
-            #expect(r.stderr == "outl: no workspace at \(h.workspace) (start outld, or give --workspace)\n", "\(r.stderr)")
+            #expect(r.status == 73, "\(args): \(r.stderr)")
+            #expect(r.stderr == "outl: no workspace at \(h.workspace) (from the default); start outld to create it, or create the directory\n", "\(r.stderr)")
         }
         #expect(listDir(h.home).isEmpty, "outl created \(listDir(h.home)) in HOME")
     }
@@ -98,7 +133,7 @@ extension OutlHome {
             ("inbox = relative/inbox\n", "outld.conf:1: relative/inbox: a relative path"),
         ]
         for c in cases {
-            let h = try OutlHome()
+            let h = try OutlHome(workspace: false)
             try h.writeConf(c.conf)
             let cwd = h.tmp.sub("cwd")
             try FileManager.default.createDirectory(atPath: cwd, withIntermediateDirectories: true)

@@ -11,8 +11,11 @@ final class OutlHome {
     var workspace: String { Path.join(home, "outl") }
     var inbox: String { Path.join(workspace, ".outl/captures") }
 
-    init() throws {
+    /// `workspace`: the default workspace exists, as outld's first start leaves it (nothing but the
+    /// daemon creates one, so a writer or `outld --once` needs it there).
+    init(workspace: Bool = true) throws {
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        if workspace { try FileManager.default.createDirectory(atPath: self.workspace, withIntermediateDirectories: true) }
     }
 
     var env: [String: String] {

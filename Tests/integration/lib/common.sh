@@ -14,6 +14,9 @@ unset OUTL_WORKSPACE OUTL_CAPTURE_INBOX NOTIFY_SOCKET JOURNAL_STREAM WATCHDOG_US
 mkdir -p "$HOME"
 WS=$HOME/outl
 INBOX=$WS/.outl/captures
+# The workspace, as outld's first start leaves it: only the daemon creates one, and the writers
+# here may run before it starts.
+mkdir -p "$WS"
 cleanup_common() {
   local pids; pids=$(jobs -p || true)
   [ -n "$pids" ] && kill -9 $pids 2>/dev/null || true
