@@ -14,6 +14,8 @@ public struct Options: Equatable {
     public var readStdin = false
     public var source: String?
     public var at: String?
+    /// --future: an --at more than a year ahead is meant.
+    public var future = false
     public var workspace: String?
     public var inboxes: [String] = []
     public var quiet = false
@@ -73,6 +75,7 @@ public enum Arguments {
             switch name {
             case "-q", "--quiet": o.quiet = true
             case "--notify": o.notify = true
+            case "--future": o.future = true
             case "--prompt": o.prompt = true
             case "--list": o.list = true
             case "--selection", "--clipboard":
@@ -116,8 +119,10 @@ public enum Arguments {
            outl-capture --selection | --clipboard [options]
            outl-capture --uri 'outl://capture?text=…&url=…&title=…&source=…' [options]
            outl-capture --list [--workspace DIR] [--inbox DIR]...
-    options: --source NAME  --at RFC3339  --workspace DIR  --inbox DIR  --quiet  --notify
+    options: --source NAME  --at TIME  --future  --workspace DIR  --inbox DIR  --quiet  --notify
              --help  --version
+    TIME is RFC 3339 with an offset, a local YYYY-MM-DD[ HH:MM[:SS]] (a date alone: that day at
+    this time of day), today or yesterday; more than a year ahead needs --future.
     Saves one line into the outl capture inbox; outld moves it into the journal of its day.
     TEXT is the words joined by spaces; - alone (or a pipe) reads standard input; after --, words
     that start with - are text. --selection reads the primary selection, --clipboard the clipboard

@@ -87,13 +87,10 @@ enum Writer {
             if let s = o.source { _ = try checkedSource(s) }
             var at: Timestamp? = nil
             if let raw = o.at {
-                guard let t = Timestamp(rfc3339: raw) else {
-                    throw Failure(ExitStatus.dataError, "--at: not an RFC 3339 time with an offset: \(raw)")
+                if Timestamp(rfc3339: raw) == nil, let w = TimeZoneCheck.warning(environment: environment) {
+                    Out.say("warning: \(w)")  // a time without an offset is read in $TZ
                 }
-                guard t.epochMilliseconds >= 0, UInt64(t.epochMilliseconds) <= ULID.maxTimestampMs else {
-                    throw Failure(ExitStatus.dataError, "--at: out of range (1970 to 10889): \(raw)")
-                }
-                at = t
+                at = try AtTime.parse(raw, nowMs: Int64(ULIDGenerator.nowMs()), future: o.future)
             }
             let target = try configured {
                 try OutlConfig.writeTarget(workspace: o.workspace, inboxes: o.inboxes, environment: environment)

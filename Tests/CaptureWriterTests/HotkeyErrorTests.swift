@@ -45,8 +45,8 @@ private func notices(_ log: String) -> [String] {
     let cases: [(args: [String], env: [String: String], status: Int32, says: String)] = [
         (["--prompt"], ["OUTL_PROMPT": "exec /nonexistent/dialog"], 69, "cannot be run"),
         (["--prompt"], ["PATH": s.dir.sub("empty")], 69, "no dialog program found"),
-        (["--prompt", "--at", "yesterday"], [:], 65, "--at: not an RFC 3339 time"),
-        (["--notify", "--at", "yesterday", "x"], [:], 65, "--at: not an RFC 3339 time"),
+        (["--prompt", "--at", "someday"], [:], 65, "--at: not a time: someday"),
+        (["--notify", "--at", "someday", "x"], [:], 65, "--at: not a time: someday"),
         (["--notify", "--inbox", s.dir.sub("file/inbox"), "x"], [:], 73, "cannot create inbox"),
         (["--notify", "--bogus"], [:], 64, "unknown option --bogus"),
         (["--notify", "--workspace", s.dir.sub("typo"), "x"], [:], 73, "no workspace at"),
@@ -71,9 +71,9 @@ private func notices(_ log: String) -> [String] {
 @Test func a_failure_without_a_hotkey_sends_no_notification() throws {
     let s = Sandbox()
     let (path, log) = try recordingNotifier(s)
-    #expect(try s.capture(["--at", "yesterday", "x"], env: ["PATH": path]).status == 65)
+    #expect(try s.capture(["--at", "someday", "x"], env: ["PATH": path]).status == 65)
     // `--notify` after `--` is text, not a request for notifications.
-    #expect(try s.capture(["--at", "yesterday", "--", "--notify"], env: ["PATH": path]).status == 65)
+    #expect(try s.capture(["--at", "someday", "--", "--notify"], env: ["PATH": path]).status == 65)
     #expect(notices(log).isEmpty)
 }
 

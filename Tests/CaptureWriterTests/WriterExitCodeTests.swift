@@ -71,8 +71,10 @@ import TestSupport
 @Test func bad_at_bad_uri_and_bad_input_exit_65() throws {
     let s = Sandbox()
     let cases: [([String], [UInt8]?)] = [
-        (["--at", "2026-12-01T23:58:07", "x"], nil),     // no offset
-        (["--at", "yesterday", "x"], nil),
+        (["--at", "2026-12-01T23", "x"], nil),           // an hour alone
+        (["--at", "someday", "x"], nil),
+        (["--at", "2026-04-31", "x"], nil),              // no such day
+        (["--at", "9999-12-31T23:59:59Z", "x"], nil),    // more than a year ahead, without --future
         (["--at", "1969-12-31T23:59:59Z", "x"], nil),    // before the ULID epoch
         (["--uri", "outl://capture?text=%zz"], nil),
         (["--uri", "https://example.com"], nil),
@@ -159,4 +161,49 @@ import TestSupport
     let one = try s.capture(["--list"]).stdout.split(separator: "\n").map(String.init)
     #expect(one.count == 3)
     #expect(one[1].hasSuffix("  2026-12-02T09:00:00.000Z  cli  second"))
+}
+
+/// --at as a person types it: a date (that day, at this time of day), a local date and time in
+/// this machine's zone, today, yesterday; a year ahead only with --future.
+@Test func at_takes_a_date_a_local_time_today_and_yesterday() throws {
+    let s = Sandbox()
+    let zone = ["TZ": "<+01>-1"]  // UTC+1 all year, with or without zoneinfo installed
+    let t = time(nil) + 3600  // now, as UTC+1 reads it
+    func day(_ shift: Int) -> String {
+        var u = t + shift * 86_400
+        var x = Glibc.tm()
+        gmtime_r(&u, &x)
+        return String(format: "%04d-%02d-%02d", Int(x.tm_year) + 1900, Int(x.tm_mon) + 1, Int(x.tm_mday))
+    }
+    let cases: [(at: String, starts: String)] = [
+        ("2026-12-01 10:00", "2026-12-01T10:00:00.000+01:00"),
+        ("2026-12-01T10:00:30", "2026-12-01T10:00:30.000+01:00"),
+        ("2026-12-01", "2026-12-01T"),
+        ("today", day(0) + "T"),
+        ("yesterday", day(-1) + "T"),
+        ("2026-12-02T09:00:00Z", "2026-12-02T09:00:00.000Z"),
+    ]
+    for c in cases {
+        let r = try s.capture(["--at", c.at, c.at], env: zone)
+        #expect(r.status == 0 && !r.stderr.contains("warning"), "\(c.at): \(r.stderr)")
+    }
+    let got = try captures(in: s.inbox).map { ($0.capture.text, $0.capture.capturedAtRaw ?? "") }
+    for c in cases {
+        let at = got.first { $0.0 == c.at }?.1 ?? "(none)"
+        #expect(at.hasPrefix(c.starts) && (c.at.hasSuffix("Z") || at.hasSuffix("+01:00")), "\(c.at) -> \(at)")
+    }
+    // A date alone is that day at the current local time of day (this minute, or the next one if
+    // the clock turned meanwhile).
+    let dated = got.first { $0.0 == "2026-12-01" }?.1 ?? ""
+    let minutes = [0, 60].map { shift -> String in
+        var u = t + shift
+        var x = Glibc.tm()
+        gmtime_r(&u, &x)
+        return String(format: "%02d:%02d", Int(x.tm_hour), Int(x.tm_min))
+    }
+    #expect(minutes.contains { dated.dropFirst(11).hasPrefix($0) }, "\(dated) vs \(minutes)")
+    // More than a year ahead is a typo unless --future says it is not.
+    let far = try s.capture(["--at", "9999-12-31T23:59:59Z", "x"])
+    #expect(far.status == 65 && far.stderr.contains("more than a year ahead; add --future"), "\(far.stderr)")
+    #expect(try s.capture(["--at", "9999-12-31T23:59:59Z", "--future", "far"]).status == 0)
 }
