@@ -70,7 +70,7 @@ enum Writer {
         let id = try save(text: text, source: source, stamp: stamp, inbox: plan.inbox, workspace: plan.workspace)
         // Durable: now, and only now, say so.
         Out.stdout(id.string + "\n")
-        if !o.quiet { Out.stderr("Saved for \(receiptDay(stamp)); lands in your journal when outld drains it\n") }
+        if !o.quiet { Out.stderr("Saved for \(receiptDay(stamp)); \(whatHappensNext(plan.workspace))\n") }
         if o.notify { Notify.saved(preview: CaptureFile.oneLine(text, max: 60), environment: environment) }
         return ExitStatus.ok
     }
@@ -208,6 +208,20 @@ enum Writer {
             }
         }
         return id
+    }
+
+    /// The receipt's second half: whether an outld serves the workspace, read from /proc/locks
+    /// without touching its lock (it holds an exclusive flock on the workspace directory). For an
+    /// inbox outside a workspace (a device's own, drained by whichever outld lists it) nothing can
+    /// be known, and the usual promise is said.
+    static func whatHappensNext(_ workspace: String?) -> String {
+        let usual = "lands in your journal when outld drains it"
+        guard let root = workspace, let st = try? Sys.statFollowingLinks(root) else { return usual }
+        guard let pid = LockProbe.flockWriter(st) else {
+            return "no outld is running for \(root): start outld (or run outld --once) to move it into your journal"
+        }
+        if LockProbe.isStopped(pid) { return "outld (pid \(pid)) is stopped: it lands in your journal once outld continues" }
+        return usual
     }
 
     /// "Wed 2 Dec", with the year when it is not this year's.

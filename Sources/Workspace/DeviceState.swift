@@ -99,23 +99,8 @@ enum DeviceState {
     /// The pid holding a write flock on the file `fd` is open on, from /proc/locks
     /// ("1: FLOCK  ADVISORY  WRITE 1234 08:02:56789 0 EOF": device as hex major:minor, inode).
     static func flockHolder(_ fd: Int32) -> Int32? {
-        guard let st = try? Sys.fstat(fd),
-              let bytes = try? Durable.readRegularFile("/proc/locks", limit: 4 << 20) else { return nil }
-        let dev = UInt64(st.st_dev)
-        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
-        let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
-        let want = "\(String(major, radix: 16)):\(String(minor, radix: 16)):\(st.st_ino)"
-        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
-            let f = line.split(separator: " ", omittingEmptySubsequences: true)
-            // Lines of blocked waiters carry "->" after the number; only the holder's line is used.
-            guard f.count >= 6, f[1] == "FLOCK", f[3] == "WRITE" else { continue }
-            let d = f[5].split(separator: ":")
-            guard d.count == 3, let ma = UInt64(d[0], radix: 16), let mi = UInt64(d[1], radix: 16) else { continue }
-            if "\(String(ma, radix: 16)):\(String(mi, radix: 16)):\(d[2])" == want, let pid = Int32(f[4]), pid > 0 {
-                return pid
-            }
-        }
-        return nil
+        guard let st = try? Sys.fstat(fd) else { return nil }
+        return LockProbe.flockWriter(st)
     }
 
     /// Takes the device write lock; the file holds the owner's pid as text. Returns the open fd.

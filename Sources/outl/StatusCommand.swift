@@ -16,7 +16,11 @@ enum StatusCommand {
         var out = "workspace  \(root)\n"
         out += "device     \(me ?? "(none yet: this device has written nothing here)")\n"
         if let pid = WorkspaceLock.owner(root: root, stateDirectory: stateDirectory) {
-            out += "outld      running" + (pid > 0 ? " (pid \(pid))" : "") + "\n"
+            if pid > 0 && LockProbe.isStopped(pid) {
+                out += "outld      stopped (pid \(pid)): it drains nothing until it continues (kill -CONT \(pid))\n"
+            } else {
+                out += "outld      running" + (pid > 0 ? " (pid \(pid))" : "") + "\n"
+            }
         } else {
             out += "outld      not running\n"
         }

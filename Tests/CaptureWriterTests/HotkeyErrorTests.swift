@@ -94,7 +94,7 @@ private func notices(_ log: String) -> [String] {
     let s = Sandbox()
     let r = try s.capture(["--at", "2020-12-02T23:30:00-05:00", "late"])
     #expect(r.status == 0)
-    #expect(r.stderr == "Saved for Wed 2 Dec 2020; lands in your journal when outld drains it\n")
+    #expect(r.stderr == "Saved for Wed 2 Dec 2020; \(s.noOutld)\n", "\(r.stderr)")
     // Now, in the local zone: the weekday and date of today in $TZ, without a year.
     let now = try s.capture(["today"], env: ["TZ": "UTC"])
     var t = time(nil)
@@ -102,7 +102,7 @@ private func notices(_ log: String) -> [String] {
     gmtime_r(&t, &tm)
     var buf = [CChar](repeating: 0, count: 32)
     strftime(&buf, buf.count, "%a %-d %b", &tm)
-    #expect(now.stderr == "Saved for \(String(cString: buf)); lands in your journal when outld drains it\n", "\(now.stderr)")
+    #expect(now.stderr == "Saved for \(String(cString: buf)); \(s.noOutld)\n", "\(now.stderr)")
 }
 
 @Test func an_unknown_time_zone_is_said_once() throws {
@@ -150,4 +150,39 @@ private func notices(_ log: String) -> [String] {
     let closed = try s.capture(["--prompt"], env: ["PATH": bin + ":" + path])
     #expect(closed.status == 0 && closed.stderr == "outl-capture: cancelled; nothing saved\n", "\(closed.stderr)")
     #expect(try captures(in: s.inbox).isEmpty)
+}
+
+/// The receipt says whether anything will drain the capture: an outld holds the workspace's lock
+/// (read from /proc/locks, the lock untouched), none does, or the one that does is stopped.
+@Test func the_receipt_says_whether_an_outld_serves_the_workspace() throws {
+    let s = Sandbox()
+    let alone = try s.capture(["--at", "2026-12-02T10:00:00Z", "nobody drains me"])
+    #expect(alone.status == 0 && alone.stderr.hasSuffix("; \(s.noOutld)\n"), "\(alone.stderr)")
+    // This test process holds the lock as outld does (exclusive flock on the workspace directory).
+    let fd = open(s.workspace, O_RDONLY | O_DIRECTORY)
+    #expect(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+    let served = try s.capture(["--at", "2026-12-02T10:00:00Z", "drained soon"])
+    #expect(served.stderr == "Saved for Wed 2 Dec; lands in your journal when outld drains it\n"
+            || served.stderr == "Saved for Wed 2 Dec 2026; lands in your journal when outld drains it\n", "\(served.stderr)")
+    close(fd)
+    // A holder that is stopped (SIGSTOP): the line waits for it to continue.
+    let holder = Process()
+    holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+    holder.arguments = ["--exclusive", s.workspace, "sleep", "30"]
+    try holder.run()
+    defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+    var held = false
+    for _ in 0..<200 where !held {  // until flock(1) has the lock (bounded: 10 s)
+        let probe = open(s.workspace, O_RDONLY | O_DIRECTORY)
+        held = flock(probe, LOCK_EX | LOCK_NB) != 0
+        close(probe)
+        if !held { usleep(50_000) }
+    }
+    #expect(held, "flock(1) never took the lock")
+    kill(holder.processIdentifier, SIGSTOP)
+    let stopped = try s.capture(["--at", "2026-12-02T10:00:00Z", "waits for outld"])
+    #expect(stopped.stderr.hasSuffix("; outld (pid \(holder.processIdentifier)) is stopped: it lands in your journal once outld continues\n"),
+            "\(stopped.stderr)")
+    kill(holder.processIdentifier, SIGCONT)
+    #expect(try captures(in: s.inbox).count == 3)
 }

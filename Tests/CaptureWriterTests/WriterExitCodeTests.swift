@@ -16,7 +16,7 @@ import TestSupport
     #expect(files[0].capture.source == "cli")
     // The receipt names the day (SPEC 5): "Saved for Wed 2 Dec; lands in your journal when …".
     #expect(r.stderr.hasPrefix("Saved for "))
-    #expect(r.stderr.hasSuffix("; lands in your journal when outld drains it\n"))
+    #expect(r.stderr.hasSuffix("; \(s.noOutld)\n"), "\(r.stderr)")
 }
 
 @Test func modes_are_0700_for_directories_and_0600_for_files() throws {
@@ -37,8 +37,7 @@ import TestSupport
     #expect(f.capture.capturedAtRaw == "2026-12-01T23:58:07.120-05:00")
     #expect(f.capture.source == "phone")
     #expect(CaptureName.ulid(of: f.name)?.timestampMs == 1_796_187_487_120)
-    #expect(r.stderr == "Saved for Tue 1 Dec; lands in your journal when outld drains it\n"
-            || r.stderr == "Saved for Tue 1 Dec 2026; lands in your journal when outld drains it\n", "\(r.stderr)")
+    #expect(r.stderr == "Saved for Tue 1 Dec; \(s.noOutld)\n" || r.stderr == "Saved for Tue 1 Dec 2026; \(s.noOutld)\n", "\(r.stderr)")
 }
 
 @Test func stdin_and_dash_are_captured_and_trimmed() throws {

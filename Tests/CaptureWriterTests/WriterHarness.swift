@@ -12,6 +12,8 @@ final class Sandbox {
     var home: String { dir.sub("home") }
     var workspace: String { dir.sub("ws") }
     var inbox: String { workspace + "/.outl/captures" }
+    /// The receipt's second half when no outld holds this workspace (none runs in these tests).
+    var noOutld: String { "no outld is running for \(workspace): start outld (or run outld --once) to move it into your journal" }
 
     /// The workspace exists, as outld made it on its first start (the writer never creates one).
     init() {

@@ -38,6 +38,24 @@ import TestSupport
         #expect(d.stop() == 0)
     }
 
+    /// A stopped outld (SIGSTOP, a debugger) drains nothing: status and the receipt say so.
+    @Test func a_stopped_outld_is_reported_as_stopped_not_running() throws {
+        let h = try OutlHome()
+        let d = try h.start()
+        #expect(eventually { d.log.contains("ready") }, "\(d.log)")
+        let running = try h.outl(["status"])
+        #expect(running.stdout.contains("outld      running (pid \(d.pid))"), "\(running.stdout)")
+        kill(d.pid, SIGSTOP)
+        defer { kill(d.pid, SIGCONT) }
+        let stopped = try h.outl(["status"])
+        #expect(stopped.stdout.contains("outld      stopped (pid \(d.pid)): it drains nothing until it continues"), "\(stopped.stdout)")
+        let receipt = try h.capture(["while stopped"], extra: ["--at", "2026-12-02T10:00:00Z"])
+        #expect(receipt.stderr.hasSuffix("outld (pid \(d.pid)) is stopped: it lands in your journal once outld continues\n"), "\(receipt.stderr)")
+        kill(d.pid, SIGCONT)
+        #expect(eventually { h.journal().contains("while stopped") }, "\(d.log)")
+        #expect(d.stop() == 0)
+    }
+
     @Test func running_outld_drains_a_capture_when_it_lands() throws {
         let h = try OutlHome()
         let d = try h.start()
