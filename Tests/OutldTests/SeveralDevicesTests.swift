@@ -129,7 +129,7 @@ import TestSupport
         #expect(r.status == 0, "\(r.stderr)")
         let laptopActor = String(laptop.opsFiles().first!.dropFirst(4).dropLast(6))
         let desktopActor = String(desktop.opsFiles().filter { !$0.contains(laptopActor) }.first!.dropFirst(4).dropLast(6))
-        #expect(r.stdout.contains("outld      running (pid \(d.pid))"), "\(r.stdout)")
+        #expect(r.stdout.contains("outld      stopped (pid \(d.pid))"), "\(r.stdout)")  // SIGSTOPped above
         #expect(r.stdout.contains("device     \(desktopActor)"), "\(r.stdout)")
         #expect(r.stdout.contains("device \(laptopActor)  2 ops  last op 2026-"), "\(r.stdout)")
         #expect(r.stdout.contains("device \(desktopActor) (this device)  2 ops"), "\(r.stdout)")
