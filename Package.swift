@@ -34,7 +34,7 @@ let package = Package(
 
         // The workspace and its inspection CLI.
         .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C", "JSONText"]),
-        .executableTarget(name: "outl", dependencies: ["Workspace", "OutlConfig", "CaptureFormat", "SystemCalls"]),
+        .executableTarget(name: "outl", dependencies: ["Workspace", "Drain", "OutlConfig", "CaptureFormat", "SystemCalls"]),
 
         // C shims and system libraries.
         .systemLibrary(name: "CLibsystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),

@@ -10,16 +10,24 @@ import SystemCalls
 
 enum ListCommand {
     /// One line per capture: `ID  TIME  SOURCE  TEXT`, with the inbox after SOURCE when several
-    /// inboxes are listed. "nothing waiting" on stderr when there is nothing.
+    /// inboxes are listed. "nothing waiting" on stderr when there is nothing; then, on stderr, how
+    /// many each inbox has set aside in rejected/ and the newest reason.
     static func run(_ config: OutlConfig, home: String?) throws -> Int32 {
         var rows: [(name: String, dir: String, fd: FileDescriptor)] = []
         var open: [FileDescriptor] = []
+        var asides: [String] = []
         defer { open.closeAfter {} }
         for dir in config.drainedInboxes {
             do {
                 let fd = try Inbox.open(dir, workspace: config.workspaceRoot)
                 open.append(fd)
                 for n in try Inbox.pending(fd, at: dir) { rows.append((n, dir, fd)) }
+                // What the drain set aside no longer waits, but must not vanish from view.
+                let aside = Inbox.setAside(fd, at: dir)
+                if aside.count > 0 {
+                    asides.append("\(aside.count) set aside in \(visible(abbreviated(dir, home: home)))/rejected/; newest: "
+                                  + visible(CaptureFile.oneLine(aside.newestReason ?? "(no reason readable)", max: 160)))
+                }
             } catch let e as Errno where e == .ENOENT {
                 continue  // an inbox nobody has written to yet
             } catch let e as UnsafeComponent {
@@ -28,6 +36,7 @@ enum ListCommand {
                 throw Failure(ExitStatus.of(error, otherwise: ExitStatus.ioError), "cannot list \(dir): \(error)")
             }
         }
+        defer { for a in asides { Out.say(a) } }
         if rows.isEmpty {
             Out.say("nothing waiting")
             return ExitStatus.ok

@@ -84,6 +84,50 @@ public enum Inbox {
         return try inbox.closeAfter { try pending(inbox, at: dir) }
     }
 
+    /// What the drain set aside in `<inbox>/rejected/`: how many captures, and the newest reason's
+    /// first line (by the reason file's mtime: the newest rejection). Read only, from the open
+    /// inbox: a `rejected` that is a link or no directory is reported as such, never followed; a
+    /// reason over 4 KiB, a FIFO or a link at a reason's name is skipped.
+    public struct SetAside: Equatable, Sendable {
+        public var count = 0
+        public var newestReason: String?
+        /// Why rejected/ could not be read (a link, a file), nil when it could or is missing.
+        public var unreadable: String?
+    }
+
+    public static func setAside(_ inbox: FileDescriptor, at dir: String) -> SetAside {
+        var out = SetAside()
+        let path = Path.join(dir, "rejected")
+        let rejected: FileDescriptor
+        do {
+            rejected = try DirectoryWalk.open(path, beneath: dir, from: inbox)
+        } catch let e as Errno where e == .ENOENT {
+            return out
+        } catch {
+            out.unreadable = "\(error)"
+            return out
+        }
+        return rejected.closeAfter {
+            guard let names = try? rejected.readDirectory(path: path) else {
+                out.unreadable = "cannot be read"
+                return out
+            }
+            var newest: (mtime: Int, name: String)? = nil
+            for n in names where n.hasSuffix(".reason") && !n.hasPrefix(".") {
+                out.count += 1
+                guard let st = try? rejected.stat(n, fullPath: Path.join(path, n)), st.st_mode & S_IFMT == S_IFREG else { continue }
+                let m = Int(st.st_mtim.tv_sec) * 1_000_000_000 + Int(st.st_mtim.tv_nsec)
+                if newest.map({ m > $0.mtime || (m == $0.mtime && n > $0.name) }) ?? true { newest = (m, n) }
+            }
+            if let n = newest?.name,
+               let bytes = try? Durable.readRegularFile(n, in: rejected, fullPath: Path.join(path, n), limit: 4096) {
+                let first = bytes.split(separator: 10, omittingEmptySubsequences: true).first ?? []
+                out.newestReason = String(decoding: first, as: UTF8.self)
+            }
+            return out
+        }
+    }
+
     /// Removes regular files in `dir/tmp` whose mtime is older than the cutoff (Maildir's 36 hours):
     /// a writer that died mid-delivery leaves one behind. Errors are ignored; it is housekeeping.
     /// A `tmp` that is a link is never listed: its target's files are not ours to remove.

@@ -6,6 +6,7 @@
 import Glibc
 #endif
 import CaptureFormat
+import Drain
 import SystemCalls
 import Workspace
 
@@ -46,11 +47,21 @@ enum StatusCommand {
             for f in failing { out += "  \(f.path)  failing: \(f.reason) (since \(localTime(f.sinceMs)))\n" }
         }
         out += "inboxes    \(inboxes.count)\n"
-        for inbox in inboxes {
-            let waiting = ((try? Sys.readDirectory(inbox)) ?? []).filter(CaptureName.isFinal).count
-            out += "  \(inbox)  \(waiting == 0 ? "empty" : "\(waiting) waiting")\n"
+        for r in InboxReport.read(inboxes, workspace: root) {
+            out += "  \(r.inbox)  \(r.waiting == 0 ? "empty" : "\(r.waiting) waiting")\n"
+            if let why = r.unreadable { out += "    not read: \(visible(why))\n" }
+            if r.setAside > 0 {
+                out += "    \(r.setAside) set aside in rejected/; newest: \(visible(CaptureFile.oneLine(r.newestReason ?? "(no reason readable)", max: 160)))\n"
+            }
         }
         return out
+    }
+
+    /// Control characters escaped: a reason quotes what a file (anyone's) held.
+    static func visible(_ s: String) -> String {
+        String(s.unicodeScalars.map { u -> String in
+            u.value < 0x20 || (0x7F...0x9F).contains(u.value) ? "\\u{\(String(u.value, radix: 16))}" : String(u)
+        }.joined())
     }
 
     /// "2026-12-02 18:40:46 +0100": local time with its offset, as a person reads it.

@@ -38,6 +38,29 @@ import TestSupport
         #expect(d.stop() == 0)
     }
 
+    /// A capture set aside stays in view: outl status and --list count rejected/ and quote the
+    /// newest reason (escaped: the reason quotes a file anyone may have written).
+    @Test func captures_set_aside_are_counted_with_the_newest_reason() throws {
+        let h = try OutlHome()
+        _ = try h.captureID("a good line")
+        try FileManager.default.createDirectory(atPath: h.inbox, withIntermediateDirectories: true)
+        try writeText(h.inbox + "/01JE0000000000000000000000.json", "not json")
+        #expect(try h.outld(["--once"]).stdout == "drained 1, rejected 1\n")
+        let status = try h.outl(["status"])
+        #expect(status.stdout.contains("  \(h.inbox)  empty\n    1 set aside in rejected/; newest: not JSON: "), "\(status.stdout)")
+        let list = try h.capture(["--list"])
+        #expect(list.status == 0 && list.stdout.isEmpty, "\(list.stdout)")
+        #expect(list.stderr.hasPrefix("outl-capture: nothing waiting\noutl-capture: 1 set aside in ~/outl/.outl/captures/rejected/; newest: not JSON: "),
+                "\(list.stderr)")
+        // A second, later rejection is the newest; its escape sequence is shown, not sent.
+        usleep(20_000)
+        try writeText(h.inbox + "/01JE0000000000000000000001.json", "{\"text\":\"\\u001b[31mred\"}")
+        _ = try h.outld(["--once"])
+        let again = try h.outl(["status"])
+        #expect(again.stdout.contains("2 set aside in rejected/; newest: text has the control character U+001B"), "\(again.stdout)")
+        #expect(!again.stdout.contains("\u{1B}"))
+    }
+
     /// A stopped outld (SIGSTOP, a debugger) drains nothing: status and the receipt say so.
     @Test func a_stopped_outld_is_reported_as_stopped_not_running() throws {
         let h = try OutlHome()
