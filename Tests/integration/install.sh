@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install.sh (issue 9): `make install PREFIX=…` and `make install DESTDIR=…` write only under
+# install.sh (issues 9, 18): `make install PREFIX=…` and `make install DESTDIR=…` write only under
 # PREFIX/DESTDIR (units included) and leave no temporary file next to the sources; `make install-user`
 # where no systemd user manager is reachable installs everything, says in one line how to run outld
 # instead, and exits 0. As root, make runs as nobody, so a write anywhere else fails the install
@@ -25,9 +25,14 @@ fi
 echo "install.sh: $mode"
 # The binaries must be readable by that user: use a copy.
 mkdir "$T/bin" && cp "$BIN/outl-capture" "$BIN/outld" "$BIN/outl" "$T/bin/" && chmod 755 "$T/bin" "$T"/bin/*
+# So must what make install reads, wherever the checkout is (a clone in a 0700 home that nobody
+# may enter): make runs in a copy of it, readable by all and writable by its owner only, so a
+# write next to the sources still fails as nobody and still shows in the listing otherwise.
+src=$T/src
+mkdir "$src" && cp -r "$repo/Makefile" "$repo/man" "$repo/systemd" "$repo/share" "$src/" && chmod -R go+rX,go-w "$src"
 
-outside() { # what could change outside the target: the source tree and the unit directories
-  (cd "$repo" && git status --porcelain --untracked-files=all 2>/dev/null | sort)
+outside() { # what could change outside the target: the sources make reads and the unit directories
+  (cd "$src" && find . | sort)
   for d in "$(pkg-config --variable=systemduserunitdir systemd 2>/dev/null)" /usr/local/lib/systemd/user /usr/lib/systemd/user; do
     [ -d "$d" ] && ls -la --time-style=+%s "$d"
   done
@@ -43,7 +48,7 @@ expected() { # PREFIX-relative paths make install writes
 
 # 1. make install PREFIX=<dir>
 mkdir "$T/prefix" && chown_user "$T/prefix"
-as_user make -s --no-print-directory -C "$repo" install PREFIX="$T/prefix" SWIFT=true RELEASE_BIN="$T/bin" \
+as_user make -s --no-print-directory -C "$src" install PREFIX="$T/prefix" SWIFT=true RELEASE_BIN="$T/bin" \
   || fail "make install PREFIX=$T/prefix failed"
 got=$(cd "$T/prefix" && find . -type f | sed 's|^\./||' | sort)
 [ "$got" = "$(expected)" ] || fail "make install PREFIX put these files under PREFIX:"$'\n'"$got"
@@ -52,7 +57,7 @@ echo "ok: make install PREFIX wrote exactly $(wc -l <<<"$got") files, all under 
 
 # 2. make install PREFIX=/usr DESTDIR=<stage>: a package build
 mkdir "$T/stage" && chown_user "$T/stage"
-as_user make -s --no-print-directory -C "$repo" install PREFIX=/usr DESTDIR="$T/stage" SWIFT=true RELEASE_BIN="$T/bin" \
+as_user make -s --no-print-directory -C "$src" install PREFIX=/usr DESTDIR="$T/stage" SWIFT=true RELEASE_BIN="$T/bin" \
   || fail "make install DESTDIR failed"
 got=$(cd "$T/stage/usr" && find . -type f | sed 's|^\./||' | sort)
 [ "$got" = "$(expected)" ] || fail "make install DESTDIR put these files under DESTDIR/usr:"$'\n'"$got"
@@ -63,7 +68,7 @@ echo "ok: make install DESTDIR staged the same files under DESTDIR/usr"
 # 3. make install-user with no user manager reachable (no bus, no runtime directory)
 mkdir "$T/home" && chown_user "$T/home"
 out=$(as_user env -u XDG_RUNTIME_DIR -u DBUS_SESSION_BUS_ADDRESS -u XDG_CONFIG_HOME HOME="$T/home" \
-  make -s --no-print-directory -C "$repo" install-user SWIFT=true RELEASE_BIN="$T/bin" 2>&1) \
+  make -s --no-print-directory -C "$src" install-user SWIFT=true RELEASE_BIN="$T/bin" 2>&1) \
   || fail "make install-user exited non-zero without a user manager: $out"
 [ "$(wc -l <<<"$out")" = 1 ] || fail "make install-user said more than one line:"$'\n'"$out"
 grep -q "no systemd user manager is reachable" <<<"$out" || fail "make install-user did not say why outld was not started: $out"
