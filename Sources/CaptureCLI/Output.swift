@@ -6,26 +6,19 @@ import Glibc
 #endif
 import SystemCalls
 
+/// The writer's names for the shared table (Sysexits), with what each means for it.
 public enum ExitStatus {
-    public static let ok: Int32 = 0
-    public static let usage: Int32 = 64        // EX_USAGE: bad arguments, empty text or selection
-    public static let dataError: Int32 = 65    // EX_DATAERR: bad --at or --uri; text too long, not UTF-8, control characters
-    public static let unavailable: Int32 = 69  // EX_UNAVAILABLE: no dialog or clipboard program can run
-    public static let software: Int32 = 70     // EX_SOFTWARE: an internal error
-    public static let cantCreate: Int32 = 73   // EX_CANTCREAT: no workspace at --workspace, or the inbox cannot be created
-    public static let ioError: Int32 = 74      // EX_IOERR: the write, fsync or rename failed
-    public static let noPermission: Int32 = 77 // EX_NOPERM: permission denied
-    public static let config: Int32 = 78       // EX_CONFIG: outld.conf or an OUTL_* variable is unusable
+    public static let ok = Sysexits.ok
+    public static let usage = Sysexits.usage               // bad arguments, empty text or selection
+    public static let dataError = Sysexits.dataError       // bad --at or --uri; text too long, not UTF-8, control characters
+    public static let unavailable = Sysexits.unavailable   // no dialog or clipboard program can run
+    public static let software = Sysexits.software         // an internal error
+    public static let cantCreate = Sysexits.cantCreate     // no workspace, or the inbox cannot be created
+    public static let ioError = Sysexits.ioError           // the write, fsync or rename failed
+    public static let noPermission = Sysexits.noPermission // permission denied, or a read-only file system
+    public static let config = Sysexits.config             // outld.conf or an OUTL_* variable is unusable
 
-    /// A failed system call's status: permission is 77, a full or failing disk 74, else `otherwise`.
-    static func of(_ error: Error, otherwise: Int32) -> Int32 {
-        guard let e = error as? Errno else { return otherwise }
-        switch e.code {
-        case EACCES, EPERM: return noPermission
-        case ENOSPC, EDQUOT, EIO: return ioError
-        default: return otherwise
-        }
-    }
+    static func of(_ error: Error, otherwise: Int32) -> Int32 { Sysexits.of(error, otherwise: otherwise) }
 }
 
 /// Why nothing was saved: a status and one line for a person.

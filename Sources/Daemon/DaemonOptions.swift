@@ -58,7 +58,8 @@ Exit status: 0 ok (with --once: nothing left waiting), 64 usage, 69 workspace un
 73 no workspace at --once --workspace DIR, or an inbox inside the workspace (or .outl, journals/,
 pages/) is a symbolic link (never followed), or --once kept a bad capture because its rejected/ is
 not a directory, 74 --once drained but a page file could not be read or written (outl status),
-75 workspace locked, or --once timed out or met an error a retry can fix, 77 permission denied,
+75 workspace locked, or --once timed out or met an error a retry can fix, 77 permission denied or a
+read-only file system,
 78 bad outld.conf or OUTL_* variable.
 See outld(1), outl-inbox(5).
 """

@@ -94,24 +94,32 @@ public final class OutlDaemon {
     /// Watches every inbox (created if a writer has not run yet), the page folders and the op logs.
     private func watchWorkspace() throws -> InotifyWatcher {
         let root = config.workspaceRoot
+        // Each step says what it was doing: a read-only workspace fails at a create, not a watch.
+        var step = "start inotify"
         do {
             let watcher = try InotifyWatcher()
             for inbox in config.drainedInboxes {
+                step = "create the inbox \(inbox)"
                 try Inbox.ensure(inbox, workspace: root)
+                step = "watch the inbox \(inbox)"
                 try watcher.watchInbox(inbox)
             }
             for dir in ["journals", "pages"] {
                 let path = Path.join(root, dir)
+                step = "create \(path)"
                 try Durable.makeDirectory(path, mode: 0o755)
+                step = "watch \(path)"
                 try watcher.watchPages(path)
             }
             let opsDir = Path.join(root, ".outl/ops")
+            step = "create \(opsDir)"
             try Durable.makeDirectory(opsDir, mode: 0o755)
+            step = "watch \(opsDir)"
             try watcher.watchOps(opsDir)
             return watcher
         } catch {
-            log.error("cannot watch the inboxes of \(root): \(error)")
-            throw StartFailed(status: 69)
+            log.error("cannot \(step): \(error)")
+            throw StartFailed(status: WorkspaceStart.status(of: error))
         }
     }
 

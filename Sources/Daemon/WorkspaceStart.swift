@@ -2,8 +2,9 @@
 // The daemon creates its workspace on first start, and the log says so; `--once` (a script's
 // one-shot) never creates one, wherever its path came from, so a typo never becomes a directory. An inbox inside the workspace reached through a link (`.outl` or
 // `.outl/captures` replaced by one) is refused before anything is booted or created through it.
-// Each failure maps to the sysexits status that says what it is: 73 no such workspace or a linked
-// inbox, 77 permission, 69 unusable otherwise.
+// Each failure maps to the sysexits status that says what it is (Sysexits, shared by every program):
+// 73 no such workspace or a linked inbox, 77 permission or a read-only file system, 74 a full or
+// failing disk, 69 unusable otherwise.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -86,11 +87,9 @@ enum WorkspaceStart {
         case WorkspaceError.io(let x, _): e = x
         default: e = nil
         }
-        switch e?.code {
-        case EACCES?, EPERM?: return 77
-        case ENOENT?, ENOTDIR?, EROFS?: return 73
-        default: return 69
-        }
+        guard let code = e?.code else { return Sysexits.unavailable }
+        if code == ENOENT || code == ENOTDIR { return Sysexits.cantCreate }
+        return Sysexits.of(errno: code, otherwise: Sysexits.unavailable)
     }
 
     /// Before a drain: an inbox or op log we may not write is a permission problem no retry

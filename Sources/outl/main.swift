@@ -3,8 +3,9 @@
 // `daily append` and `reconcile` (which take the device write lock: the slow path `make bench`
 // keeps as the baseline the daemon is compared against). The workspace, inboxes and state directory
 // come from OutlConfig like every other program's; outl never creates a workspace.
-// Exit: 0 ok, 1 a difference or no page, 64 usage, 65 bad text, 73 no workspace, 74 I/O error,
-// 75 locked by another process (outld), 77 permission denied, 78 bad configuration.
+// Exit (Sysexits, shared by every program): 0 ok, 1 a difference or no page, 64 usage, 65 bad text,
+// 73 no workspace, 74 I/O error, 75 locked by another process (outld), 77 permission denied or a
+// read-only file system, 78 bad configuration.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -75,8 +76,8 @@ func open(_ config: OutlConfig, write: Bool, create: Bool = false) -> Workspace 
     let st: stat
     do { st = try Sys.statFollowingLinks(root) } catch {
         let e = error as? Errno ?? Errno.EIO
-        if e.code == EACCES || e.code == EPERM { fail(77, "cannot reach the workspace \(root): \(e)") }
-        fail(73, OutlConfig.missingWorkspace(root, origin: config.workspaceOrigin))
+        if e.code != ENOENT && e.code != ENOTDIR { fail(Sysexits.of(e, otherwise: Sysexits.ioError), "cannot reach the workspace \(root): \(e)") }
+        fail(Sysexits.cantCreate, OutlConfig.missingWorkspace(root, origin: config.workspaceOrigin))
     }
     if st.st_mode & S_IFMT != S_IFDIR { fail(73, "the workspace \(root) (from \(config.workspaceOrigin.rawValue)) is not a directory") }
     var options = WorkspaceOptions(root: root, readOnly: !write)
@@ -88,10 +89,10 @@ func open(_ config: OutlConfig, write: Bool, create: Bool = false) -> Workspace 
              + (pid.map { " (pid \($0)); with outld running, capture with outl-capture instead" } ?? ""))
     } catch let e as UnsafeComponent {
         fail(73, "refused: \(e)")
-    } catch WorkspaceError.io(let e, let path) where e.code == EACCES || e.code == EPERM {
-        fail(77, "cannot open the workspace \(root): \(path): \(e)")
+    } catch WorkspaceError.io(let e, let path) {
+        fail(Sysexits.of(e, otherwise: Sysexits.ioError), "cannot open the workspace \(root): \(path): \(e)")
     } catch {
-        fail(74, "cannot open the workspace \(root): \(error)")
+        fail(Sysexits.of(error, otherwise: Sysexits.ioError), "cannot open the workspace \(root): \(error)")
     }
 }
 

@@ -36,6 +36,23 @@ private let repoRoot: String = {
         }
     }
 
+    /// The statuses no restart fixes (a usage or configuration error, no workspace or a linked
+    /// inbox, a lock another outld holds, no permission or a read-only file system) are exactly the
+    /// ones the unit tells systemd not to restart on, and each is in outld(1) EXIT STATUS.
+    @Test func the_unit_restarts_on_no_status_a_restart_cannot_fix() throws {
+        let unit = try #require(readText(Path.join(repoRoot, "systemd/outld.service.in")))
+        let line = try #require(unit.split(separator: "\n").first { $0.hasPrefix("RestartPreventExitStatus=") })
+        let listed = Set(line.dropFirst("RestartPreventExitStatus=".count).split(separator: " ").compactMap { Int32($0) })
+        #expect(listed == [Sysexits.usage, Sysexits.cantCreate, Sysexits.tempFail, Sysexits.noPermission, Sysexits.config])
+        let man = try #require(readText(Path.join(repoRoot, "man/outld.1")))
+        for s in listed { #expect(man.contains(".It \(s)\n"), "outld(1) EXIT STATUS lacks \(s)") }
+        // What a retry may fix is restarted: a full disk (74), an unusable workspace (69).
+        #expect(!listed.contains(Sysexits.ioError) && !listed.contains(Sysexits.unavailable))
+        #expect(Sysexits.of(errno: EROFS, otherwise: 69) == Sysexits.noPermission)
+        #expect(Sysexits.of(errno: EACCES, otherwise: 69) == Sysexits.noPermission)
+        #expect(Sysexits.of(errno: ENOSPC, otherwise: 69) == Sysexits.ioError)
+    }
+
     @Test(.enabled(if: access("/usr/bin/journalctl", X_OK) == 0, "needs journalctl"))
     func catalog_compiles_and_explains_every_message_id() throws {
         let t = TempDir("catalog")

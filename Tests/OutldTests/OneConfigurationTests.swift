@@ -294,6 +294,30 @@ extension OutlHome {
         #expect(show.stdout.contains("- from standard input") && show.stdout.contains("- -x --y"), "\(show.stdout)")
     }
 
+    /// A workspace on a read-only file system is 77 from the daemon and from --once alike (the
+    /// daemon said 69, "cannot watch the inboxes", and systemd restarted it five times), and the line
+    /// names the step that failed.
+    @Test(.enabled(if: geteuid() == 0 && access("/usr/bin/unshare", X_OK) == 0, "needs root and unshare for a read-only mount"))
+    func a_read_only_workspace_is_77_from_the_daemon_and_from_once() throws {
+        let h = try OutlHome()
+        _ = try h.captureID("drained before the mount")
+        #expect(try h.outld(["--once"]).status == 0)
+        try FileManager.default.removeItem(atPath: h.inbox + "/tmp")  // the daemon must make it again
+        // A private mount namespace: the read-only bind mount is seen by these processes only.
+        let script = """
+            mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || exit 99
+            timeout 20 "$2" --log stderr; echo "daemon $?" >&2
+            timeout 20 "$2" --once --log stderr; echo "once $?" >&2
+            """
+        let r = try run("/usr/bin/unshare", ["-m", "sh", "-c", script, "sh", h.workspace, binPath("outld")], env: h.env)
+        #expect(!r.stderr.contains("daemon 99") && r.status == 0, "\(r.stderr)")
+        let daemon = r.stderr.components(separatedBy: "daemon ")[0]
+        #expect(daemon.hasPrefix("outld: error: cannot ") && daemon.hasSuffix(": Read-only file system\n"), "\(r.stderr)")
+        #expect(r.stderr.contains("daemon 77\n"), "\(r.stderr)")
+        #expect(r.stderr.contains("once 77"), "\(r.stderr)")
+        #expect(!r.stderr.contains("cannot watch"))
+    }
+
     @Test(.enabled(if: geteuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0, "needs root to run as another user"))
     func a_workspace_this_user_may_not_write_is_77() throws {
         let h = try OutlHome()
