@@ -24,10 +24,13 @@ struct Wake {
     var drain = false
     /// Reload the configuration and catch up as at start: SIGHUP, or the kernel dropped events.
     var rescan = false
+    /// Why, for the log: which of those it was.
+    var rescanWhy: [String] = []
 
     mutating func add(_ other: Wake) {
         drain = drain || other.drain
         rescan = rescan || other.rescan
+        rescanWhy += other.rescanWhy.filter { !rescanWhy.contains($0) }
     }
 }
 
@@ -61,6 +64,14 @@ final class RunningDaemon {
 
     var deadlines = Deadlines()
     var backoff = Backoff()
+    /// A failing drain: since when, how many attempts, when it was last said (errorReminder).
+    var failingSince: UInt64 = 0
+    var failedAttempts = 0
+    var lastErrorLogged: UInt64 = 0
+    /// How often a drain that keeps failing the same way is said again.
+    static var errorReminder: UInt64 {
+        UInt64(Path.environment("OUTL_ERROR_REMINDER_MS").flatMap { UInt64($0) } ?? 300_000) * 1_000_000
+    }
     var watchdogEvery: UInt64? = nil    // ns between WATCHDOG=1 pings (half of WatchdogSec)
     var lastError: String? = nil
     /// The inboxes the last pass refused (a link inside the workspace), each logged once.
@@ -122,8 +133,8 @@ final class RunningDaemon {
             if fds[PollSlot.inotify.rawValue].revents != 0 { wake.add(await handleWatchEvents()) }
             await runDueTimers(&wake)
             if wake.rescan {
+                log.info("rescanning: \(wake.rescanWhy.isEmpty ? "asked" : wake.rescanWhy.joined(separator: ", "))")
                 reloadConfig()
-                log.info("rescanning (SIGHUP or inotify overflow)")
                 for inbox in config.drainedInboxes {  // new in the configuration, or removed meanwhile
                     do { try prepareInbox(inbox) } catch { log.warning("cannot prepare inbox \(inbox): \(error)") }
                 }
@@ -147,6 +158,7 @@ final class RunningDaemon {
                 return 0
             case SIGHUP:
                 wake.rescan = true
+                wake.rescanWhy.append("SIGHUP from pid \(s.pid): outld.conf read again (journal-file-format and the workspace take a restart)")
             case SIGUSR1:
                 wake.drain = true
                 backoff.succeeded()  // an explicit request retries now, not after the backoff
@@ -188,7 +200,7 @@ final class RunningDaemon {
         while true {
             do { try readWatchEvents(into: &batch) } catch {
                 log.warning("reading inotify events: \(error)")
-                return Wake(drain: true, rescan: true)
+                return Wake(drain: true, rescan: true, rescanWhy: ["inotify events could not be read (\(error))"])
             }
             guard batch.arrivals > 1, monotonicNanoseconds() - start < RunningDaemon.settleCap else { break }
             var p = pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0)
@@ -210,7 +222,9 @@ final class RunningDaemon {
         for e in try watcher.readEvents() {
             switch e {
             case .captureArrived: batch.wake.drain = true; batch.arrivals += 1
-            case .overflow: batch.wake.rescan = true
+            case .overflow:
+                batch.wake.rescan = true
+                batch.wake.rescanWhy.append("the kernel dropped inotify events (queue overflow)")
             case .inboxGone(let dir):
                 log.warning("inbox \(dir) was removed; creating it again")
                 do { try prepareInbox(dir) } catch { log.error("cannot re-create inbox \(dir): \(error)") }
@@ -328,9 +342,19 @@ final class RunningDaemon {
         if let err = report.transientError ?? stuck {
             let wait = backoff.failed()
             deadlines.retry = monotonicNanoseconds() + wait
+            let now = monotonicNanoseconds()
             if err != lastError {
                 log.error("drain deferred \(report.deferred) capture(s): \(err); retrying in \(formatDuration(wait))")
+                failingSince = now
+                failedAttempts = 0
+                lastErrorLogged = now
+            } else if now - lastErrorLogged >= RunningDaemon.errorReminder {
+                // A long outage (a full disk) is said again now and then, not once and then never.
+                log.error("drain still deferred after \(failedAttempts + 1) attempts over \(formatDuration(now - failingSince)): "
+                          + "\(report.deferred) capture(s) waiting: \(err); retrying in \(formatDuration(wait))")
+                lastErrorLogged = now
             }
+            failedAttempts += 1
             lastError = err
         } else {
             if lastError != nil { log.info("drain recovered: the inbox drains again") }

@@ -80,13 +80,10 @@ private func captureDay(_ d: DecodedCapture, id: ULID) -> Verdict<(JournalDay, c
         let why = d.capturedAtRaw == nil ? "it has no captured_at" : "its captured_at names no journal day"
         return .setAside("no journal day for it: \(why), and the capture id's time \(local.rfc3339) is past 9999-12-31")
     }
-    var warning: String?
-    if d.capturedAtRaw == nil {
-        warning = "captured_at missing: using the capture id's time \(local.rfc3339)"
-    } else if d.capturedAt != nil {
-        warning = "captured_at out of range: using the capture id's time \(local.rfc3339)"
-    }
-    return .land((day, local.rfc3339, warning))
+    // One warning says both what was wrong (the decoder's words: missing, unparsable, not a string)
+    // and what was used instead.
+    let why = d.warnings.first ?? (d.capturedAtRaw == nil ? "captured_at missing" : "captured_at out of range")
+    return .land((day, local.rfc3339, "\(why): using the capture id's time \(local.rfc3339)"))
 }
 
 /// One durable append (one fdatasync) for every landing block; each comes back with its outcome.

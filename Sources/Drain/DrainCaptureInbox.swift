@@ -163,7 +163,8 @@ private func drainBatch(
         case .skip: continue
         case .stop: break decoding
         case .proceed(let capture):
-            for w in capture.warnings { observer.warning(inbox: entry.inbox, name: entry.name, message: w) }
+            // The decoder's warnings are all about captured_at: captureBlock says them once, with
+            // the time used instead.
             // The block first: a copy is deleted with the first of its id only if that one lands.
             let block: CaptureBlock, warning: String?
             switch settle.act(on: captureBlock(capture, id: entry.id), for: entry) {

@@ -20,8 +20,10 @@ struct ConfigFile: Equatable {
         case "workspace": workspace = try line.path(value)
         case "inbox": inboxes.append(try line.path(value))
         case "journal-file-format":
-            guard ["yyyy_mm_dd", "yyyy-mm-dd"].contains(value.lowercased()) else {
-                throw line.error("journal-file-format is yyyy_MM_dd or yyyy-MM-dd, not \"\(value)\"")
+            // Exactly as Logseq writes them: in its date format YYYY is the week year and DD the
+            // day of the year, so another spelling is not a harmless variant.
+            guard ["yyyy_MM_dd", "yyyy-MM-dd"].contains(value) else {
+                throw line.error("journal-file-format is yyyy_MM_dd or yyyy-MM-dd, spelled so (YYYY and DD mean other things), not \"\(value)\"")
             }
             journalFileFormat = value
         default: throw line.error("unknown key \"\(key)\"")  // unreachable: `keys` is checked first

@@ -15,11 +15,15 @@ private func resolve(_ conf: String) throws -> OutlConfig {
 @Test func journal_file_format_is_read_from_outld_conf() throws {
     #expect(try resolve("workspace = /w\n").journalFileFormat == nil)
     #expect(try resolve("journal-file-format = yyyy-MM-dd\n").journalFileFormat == "yyyy-MM-dd")
-    #expect(try resolve("journal-file-format = YYYY_MM_DD\n").journalFileFormat == "YYYY_MM_DD")
+    #expect(try resolve("journal-file-format = yyyy_MM_dd\n").journalFileFormat == "yyyy_MM_dd")
 }
 
 @Test func a_journal_file_format_that_is_not_one_of_the_two_is_refused_with_its_line() throws {
-    for (conf, message) in [("workspace = /w\njournal-file-format = dd.MM.yyyy\n", "outld.conf:2: journal-file-format is yyyy_MM_dd or yyyy-MM-dd, not \"dd.MM.yyyy\""),
+    let spelled = "journal-file-format is yyyy_MM_dd or yyyy-MM-dd, spelled so (YYYY and DD mean other things)"
+    for (conf, message) in [("workspace = /w\njournal-file-format = dd.MM.yyyy\n", "outld.conf:2: \(spelled), not \"dd.MM.yyyy\""),
+                            // In Logseq's date format YYYY is the week year and DD the day of the year.
+                            ("journal-file-format = YYYY-MM-DD\n", "outld.conf:1: \(spelled), not \"YYYY-MM-DD\""),
+                            ("journal-file-format = yyyy_mm_dd\n", "outld.conf:1: \(spelled), not \"yyyy_mm_dd\""),
                             ("journal-file-format = yyyy-MM-dd\njournal-file-format = yyyy_MM_dd\n", "outld.conf:2: journal-file-format is given twice (first on line 1); keep one")] {
         do {
             _ = try resolve(conf)

@@ -17,7 +17,8 @@ import TestSupport
         let root = Path.join(mountPoint, "ws")
         let inbox = h.tmp.sub("device-inbox")
         let notify = try NotifySocket()
-        let d = try h.start(["--workspace", root, "--inbox", inbox], extraEnv: ["NOTIFY_SOCKET": notify.path])
+        // The same error is said again every 1.5 s here (5 minutes by default), not once and then never.
+        let d = try h.start(["--workspace", root, "--inbox", inbox], extraEnv: ["NOTIFY_SOCKET": notify.path, "OUTL_ERROR_REMINDER_MS": "1500"])
         #expect(eventually { d.log.contains("ready") }, "\(d.log)")
 
         // Fill the file system to the last byte.
@@ -36,6 +37,7 @@ import TestSupport
         #expect(listDir(inbox).contains { $0.hasSuffix(".json") }, "the capture file is kept while the disk is full")
         #expect(listDir(Path.join(inbox, "rejected")).isEmpty, "a full disk never rejects a good file")
         let retriesBefore = d.log.components(separatedBy: "retrying").count
+        #expect(eventually(20) { d.log.contains("drain still deferred after ") && d.log.contains(" capture(s) waiting: ") }, "\(d.log)")
 
         try FileManager.default.removeItem(atPath: filler)
         // No signal: the backoff timer alone must bring the drain back.

@@ -61,6 +61,32 @@ import TestSupport
         #expect(!again.stdout.contains("\u{1B}"))
     }
 
+    /// One warning per capture without a usable captured_at, saying what was wrong and what was
+    /// used instead (it said the same thing twice).
+    @Test func a_capture_without_a_usable_time_is_warned_about_once() throws {
+        let h = try OutlHome()
+        try FileManager.default.createDirectory(atPath: h.inbox, withIntermediateDirectories: true)
+        try writeText(h.inbox + "/01JE0000000000000000000000.json", "{\"text\":\"no stamp\"}")
+        try writeText(h.inbox + "/01JE0000000000000000000001.json", "{\"text\":\"bad stamp\",\"captured_at\":\"soon\"}")
+        let r = try h.outld(["--once"])
+        let warnings = r.stderr.split(separator: "\n").filter { $0.contains("warning") }
+        #expect(warnings.count == 2, "\(r.stderr)")
+        #expect(warnings.first?.hasSuffix("01JE0000000000000000000000.json: captured_at missing: using the capture id's time 2024-12-01T02:15:03.936Z") == true
+                || warnings.first?.contains("captured_at missing: using the capture id's time 2024-12-0") == true, "\(warnings)")
+        #expect(warnings.last?.contains("captured_at unparsable: soon: using the capture id's time") == true, "\(warnings)")
+    }
+
+    /// A rescan says why: SIGHUP (and what a reload does not change) or the kernel's overflow.
+    @Test func a_rescan_says_whether_sighup_or_an_overflow_asked_for_it() throws {
+        let h = try OutlHome()
+        let d = try h.start()
+        #expect(eventually { d.log.contains("ready") }, "\(d.log)")
+        d.signal(SIGHUP)
+        #expect(eventually { d.log.contains("rescanning: SIGHUP from pid \(getpid()): outld.conf read again (journal-file-format and the workspace take a restart)") },
+                "\(d.log)")
+        #expect(d.stop() == 0)
+    }
+
     /// A stopped outld (SIGSTOP, a debugger) drains nothing: status and the receipt say so.
     @Test func a_stopped_outld_is_reported_as_stopped_not_running() throws {
         let h = try OutlHome()

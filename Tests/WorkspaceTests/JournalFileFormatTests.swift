@@ -27,7 +27,8 @@ extension TwoDevices {
 @Suite struct JournalFileFormatTests {
     @Test func the_setting_spells_both_ways_and_nothing_else() {
         #expect(JournalFileFormat(setting: "yyyy_MM_dd") == .logseq)
-        #expect(JournalFileFormat(setting: "YYYY-MM-DD") == .iso)
+        #expect(JournalFileFormat(setting: "yyyy-MM-dd") == .iso)
+        #expect(JournalFileFormat(setting: "YYYY-MM-DD") == nil, "spelled exactly: YYYY and DD mean other things to Logseq")
         #expect(JournalFileFormat(setting: "yyyy/MM/dd") == nil)
         #expect(day1.fileStem(.logseq) == "2026_12_02" && day1.fileStem(.iso) == "2026-12-02")
         #expect(JournalDay(parsing: "2026-12_02") == nil, "one separator throughout")

@@ -47,9 +47,9 @@ public enum JournalFileFormat: String, Sendable, CaseIterable {
     /// `journals/2026-12-02.md`, Obsidian's daily notes default.
     case iso = "yyyy-MM-dd"
 
-    /// The setting's value as written in outld.conf (either case).
+    /// The setting's value as written in outld.conf, exactly (ConfigFile refuses other spellings).
     public init?(setting: String) {
-        guard let f = JournalFileFormat.allCases.first(where: { $0.rawValue.lowercased() == setting.lowercased() }) else { return nil }
+        guard let f = JournalFileFormat.allCases.first(where: { $0.rawValue == setting }) else { return nil }
         self = f
     }
 }
