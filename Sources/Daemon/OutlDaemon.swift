@@ -28,6 +28,8 @@ public final class OutlDaemon {
 
     /// Runs until SIGTERM/SIGINT; returns the exit status.
     public func run() async -> Int32 {
+        log.info("starting: outld \(outldVersion), pid \(getpid()), workspace \(config.workspaceRoot) (from \(config.workspaceOrigin.rawValue))",
+                 id: .started, fields: ["OUTL_WORKSPACE": config.workspaceRoot])
         let io = BatchIO.make(forcePlain: options.io == .plain)
         let workspace: Workspace, watcher: InotifyWatcher
         do {
@@ -54,13 +56,13 @@ public final class OutlDaemon {
         daemon.startWatchdog()
         ServiceNotifier.ready()
         log.info("ready: workspace \(config.workspaceRoot), \(config.drainedInboxes.count) inbox(es), io \(io.backend)",
-                 fields: ["OUTL_WORKSPACE": config.workspaceRoot])
+                 id: .ready, fields: ["OUTL_WORKSPACE": config.workspaceRoot])
         daemon.publishStatus()
 
         let status = await daemon.loop()
 
         ServiceNotifier.stopping()
-        log.info("stopping: \(daemon.drainLog.drained) drained, \(daemon.drainLog.rejected) rejected")
+        log.info("stopping: \(daemon.drainLog.drained) drained, \(daemon.drainLog.rejected) rejected", id: .stopping)
         await workspace.close()
         return status
     }

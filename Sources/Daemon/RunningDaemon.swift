@@ -344,14 +344,14 @@ final class RunningDaemon {
             deadlines.retry = monotonicNanoseconds() + wait
             let now = monotonicNanoseconds()
             if err != lastError {
-                log.error("drain deferred \(report.deferred) capture(s): \(err); retrying in \(formatDuration(wait))")
+                log.error("drain deferred \(report.deferred) capture(s): \(err); retrying in \(formatDuration(wait))", id: .retrying)
                 failingSince = now
                 failedAttempts = 0
                 lastErrorLogged = now
             } else if now - lastErrorLogged >= RunningDaemon.errorReminder {
                 // A long outage (a full disk) is said again now and then, not once and then never.
                 log.error("drain still deferred after \(failedAttempts + 1) attempts over \(formatDuration(now - failingSince)): "
-                          + "\(report.deferred) capture(s) waiting: \(err); retrying in \(formatDuration(wait))")
+                          + "\(report.deferred) capture(s) waiting: \(err); retrying in \(formatDuration(wait))", id: .retrying)
                 lastErrorLogged = now
             }
             failedAttempts += 1

@@ -72,7 +72,14 @@ enum WorkspaceStart {
         w.stateDirectory = config.stateDirectory
         w.appender = io.appender
         w.journalFileFormat = config.journalFileFormat.flatMap(JournalFileFormat.init(setting:))
-        w.log = { log.info($0) }
+        // One way to say what happened: the workspace's levels and fields become journal entries.
+        w.log = WorkspaceLog(sink: { level, message, fields in
+            switch level {
+            case .info: log.info(message, fields: fields)
+            case .warning: log.warning(message, fields: fields)
+            case .error: log.error(message, fields: fields)
+            }
+        })
         w.onPageFailure = { f, recovered in log.pageFailure(path: f.path, reason: f.reason, recovered: recovered) }
         return w
     }

@@ -2,6 +2,25 @@
 // come from its state. Invariant: one instance per device and workspace (the device write lock).
 import SystemCalls
 
+/// Where the workspace says what happened: one sink with a level and journal fields
+/// (OUTL_OPS_FILE, OUTL_PAGE, OUTL_PAGE_FILE, OUTL_DEVICE), which outld turns into journal entries.
+/// `log("…")` is an info line; a fault in a file or a record kept is a warning.
+public struct WorkspaceLog {
+    public enum Level: Sendable { case info, warning, error }
+    public typealias Sink = (Level, String, [String: String]) -> Void
+    let sink: Sink
+
+    public init(sink: @escaping Sink) { self.sink = sink }
+    /// Every level as one line to `info` (tests, the read-only tools).
+    public init(_ info: @escaping (String) -> Void) { sink = { _, m, _ in info(m) } }
+
+    public static var silent: WorkspaceLog { WorkspaceLog { _ in } }
+
+    func callAsFunction(_ message: String, _ fields: [String: String] = [:]) { sink(.info, message, fields) }
+    func warning(_ message: String, _ fields: [String: String] = [:]) { sink(.warning, message, fields) }
+    func error(_ message: String, _ fields: [String: String] = [:]) { sink(.error, message, fields) }
+}
+
 public struct WorkspaceOptions {
     public var root: String
     public var stateDirectory: String?   // device-local dir for actor id + lock; default
@@ -9,8 +28,9 @@ public struct WorkspaceOptions {
                                          // the workspace's real path. Tests pass a temp dir.
     public var appender: DurableAppender // default PlainAppender()
     public var bootProgress: ((_ bytesRead: Int, _ totalBytes: Int) -> Void)?  // for EXTEND_TIMEOUT_USEC
-    /// Where warnings go (a torn tail cut, hand edits reconciled); default: stderr.
-    public var log: ((String) -> Void)?
+    /// Where what happened goes (a torn tail cut: a warning; hand edits reconciled: info); default:
+    /// stderr.
+    public var log: WorkspaceLog?
     /// How long the other devices' op files must have been quiet before a page file's changes that
     /// no op explains are taken as edits (they may be another device's work whose ops are still
     /// in transit). Default 10 s; `$OUTL_SYNC_SETTLE_MS` overrides it (tests).
@@ -236,7 +256,7 @@ public actor Workspace {
     /// `outl status` beside a running outld). Nothing is cut or written.
     /// Each file's ops stamped beyond `HLClock.maxAhead` of this machine's clock are in `aheadOfClock`.
     public static func opLogSummaries(root: String) throws -> [OpLogSummary] {
-        let follower = OpLogFollower(dir: Path.join(root, ".outl/ops"), ownName: "", log: { _ in })
+        let follower = OpLogFollower(dir: Path.join(root, ".outl/ops"), ownName: "", log: .silent)
         let now = wallClockMilliseconds()
         var file = ""
         var ahead: [String: StampsAhead] = [:]

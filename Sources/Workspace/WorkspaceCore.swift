@@ -34,7 +34,7 @@ final class WorkspaceCore {
     /// Whether a file's unexplained changes may be another device's work still in transit.
     let transit: WorkInTransit
     let onPageFailure: ((PageFailure, _ recovered: Bool) -> Void)?
-    let log: (String) -> Void
+    let log: WorkspaceLog
     let journalSetting: JournalFileFormat?
     /// The format new days' files get: the setting, else the workspace's own (read once).
     lazy var journalFormat: JournalFileFormat = journalSetting ?? JournalFiles.format(ofWorkspace: root)
@@ -45,7 +45,7 @@ final class WorkspaceCore {
         tmpDir = Path.join(root, ".outl/tmp")
         journalSetting = options.journalFileFormat
         let stateDir = DeviceState.directory(root: root, stateDirectory: options.stateDirectory)
-        log = options.log ?? WorkspaceCore.logToStandardError
+        log = options.log ?? WorkspaceLog(sink: WorkspaceCore.logToStandardError)
         // The locks first: a second process must never mint an actor or touch an ops file. A
         // read-only open takes no lock, mints nothing and treats every ops file as another's.
         var taken = options.readOnly ? WriteLocks.none : try WriteLocks(root: root, stateDir: stateDir)
@@ -87,14 +87,15 @@ final class WorkspaceCore {
         }
     }
 
-    static func logToStandardError(_ message: String) {
-        var line = Array("outl: \(message)\n".utf8)
+    static func logToStandardError(_ level: WorkspaceLog.Level, _ message: String, _ fields: [String: String]) {
+        let tag = level == .warning ? "warning: " : level == .error ? "error: " : ""
+        var line = Array("outl: \(tag)\(message)\n".utf8)
         _ = line.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
     }
 
     func close() {
         writer.close()
-        do { try seen.sync() } catch { log("\(error)") }
+        do { try seen.sync() } catch { log.warning("\(error)") }
         seen.close()
         locks.release()
     }
@@ -189,7 +190,7 @@ final class WorkspaceCore {
         model.alsoTouched.removeAll()
         let refusedBefore = model.refusedPages
         // A change in .outl/ops may have been a sync tool's version of this device's own file.
-        do { try writer.checkOwnFile() } catch { log("checking this device's own op log: \(error)") }
+        do { try writer.checkOwnFile() } catch { log.warning("checking this device's own op log: \(error)") }
         let now = wallClockMilliseconds()
         let deliveries = try follower.follow { op, _ in
             if !clock.observe(op.hlc, now: now) { report.heldBack.note(op.hlc, kind: op.kind, id: op.id, now: now) }
@@ -228,7 +229,7 @@ final class WorkspaceCore {
     /// Says that a device's createPage was refused: its id is not the one its day or name derives.
     private func logRefused(_ id: BlockID) {
         guard let r = model.refusedPages[id] else { return }
-        log("device \(r.actor): page \(id) (\(r.kind == .journal ? "journal" : "page") \(r.name)) refused: not the canonical id of what it names, so it takes over no file and its blocks are not shown")
+        log.warning("device \(r.actor): page \(id) (\(r.kind == .journal ? "journal" : "page") \(r.name)) refused: not the canonical id of what it names, so it takes over no file and its blocks are not shown")
     }
 
     /// Counts one applied op of another device in `report.byDevice` (DeviceMerge).

@@ -53,6 +53,19 @@ private let repoRoot: String = {
         #expect(Sysexits.of(errno: ENOSPC, otherwise: 69) == Sysexits.ioError)
     }
 
+    /// Every MessageID the catalog explains is one outld logs (a catalog entry for an id nothing
+    /// emits explains nothing), read from the sources: each is passed as `id: .name` somewhere.
+    @Test func every_message_id_is_emitted_somewhere() throws {
+        var code = ""
+        let dir = Path.join(repoRoot, "Sources/Daemon")
+        for f in try FileManager.default.contentsOfDirectory(atPath: dir) where f.hasSuffix(".swift") {
+            code += readText(Path.join(dir, f)) ?? ""
+        }
+        for id in MessageID.allCases {
+            #expect(code.contains("id: .\(id)"), "MessageID.\(id) is in the catalog but never logged")
+        }
+    }
+
     @Test(.enabled(if: access("/usr/bin/journalctl", X_OK) == 0, "needs journalctl"))
     func catalog_compiles_and_explains_every_message_id() throws {
         let t = TempDir("catalog")

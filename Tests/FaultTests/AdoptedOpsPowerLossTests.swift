@@ -18,7 +18,7 @@ import TestSupport
         let fs = RecordingFS(root: dir.path)
         var marks: [Int] = []
         try withInterposer(fs) {
-            let pages = PageFiles(stateDir: state, records: ReconcilerRecords(stateDir: state, log: { _ in }))
+            let pages = PageFiles(stateDir: state, records: ReconcilerRecords(stateDir: state, log: .silent))
             try pages.adopt(first)    // creates the record: its name must be made durable too
             marks.append(fs.count)
             try pages.adopt(second)   // appends to it
@@ -30,7 +30,7 @@ import TestSupport
                 let out = TempDir("pl-adopted-state")
                 try crash.write(to: out.path)
                 let read = PageFiles(stateDir: Path.join(out.path, "state"),
-                                     records: ReconcilerRecords(stateDir: Path.join(out.path, "state"), log: { _ in }))
+                                     records: ReconcilerRecords(stateDir: Path.join(out.path, "state"), log: .silent))
                 if point >= marks[0] { #expect(read.adopted.isSuperset(of: first), "\(crash): \(read.adopted)") }
                 if point >= marks[1] { #expect(read.adopted.isSuperset(of: second), "\(crash): \(read.adopted)") }
                 checked += 1
@@ -45,8 +45,8 @@ import TestSupport
         let kept = HLC(wall: 1_796_000_000_000, counter: 0, actor: actor)
         try writeText(Path.join(dir.path, "adopted-ops"), "\(kept.wall) \(kept.counter) \(actor)\n1796000000\n".dropLast().description)
         let next = HLC(wall: 1_796_000_000_900, counter: 2, actor: actor)
-        try PageFiles(stateDir: dir.path, records: ReconcilerRecords(stateDir: dir.path, log: { _ in })).adopt([next])
-        let read = PageFiles(stateDir: dir.path, records: ReconcilerRecords(stateDir: dir.path, log: { _ in }))
+        try PageFiles(stateDir: dir.path, records: ReconcilerRecords(stateDir: dir.path, log: .silent)).adopt([next])
+        let read = PageFiles(stateDir: dir.path, records: ReconcilerRecords(stateDir: dir.path, log: .silent))
         #expect(read.adopted == [kept, next], "\(read.adopted)")
     }
 }

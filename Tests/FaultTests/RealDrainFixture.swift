@@ -46,7 +46,7 @@ struct RealRun {
         var o = WorkspaceOptions(root: root)
         o.stateDirectory = state
         o.appender = io.appender
-        o.log = { _ in }
+        o.log = .silent
         return try Workspace(options: o)
     }
 

@@ -311,8 +311,8 @@ extension OutlHome {
             """
         let r = try run("/usr/bin/unshare", ["-m", "sh", "-c", script, "sh", h.workspace, binPath("outld")], env: h.env)
         #expect(!r.stderr.contains("daemon 99") && r.status == 0, "\(r.stderr)")
-        let daemon = r.stderr.components(separatedBy: "daemon ")[0]
-        #expect(daemon.hasPrefix("outld: error: cannot ") && daemon.hasSuffix(": Read-only file system\n"), "\(r.stderr)")
+        let daemon = r.stderr.components(separatedBy: "daemon ")[0].split(separator: "\n").last.map(String.init) ?? ""
+        #expect(daemon.hasPrefix("outld: error: cannot ") && daemon.hasSuffix(": Read-only file system"), "\(r.stderr)")
         #expect(r.stderr.contains("daemon 77\n"), "\(r.stderr)")
         #expect(r.stderr.contains("once 77"), "\(r.stderr)")
         #expect(!r.stderr.contains("cannot watch"))

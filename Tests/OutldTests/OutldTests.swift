@@ -76,6 +76,20 @@ import TestSupport
         #expect(warnings.last?.contains("captured_at unparsable: soon: using the capture id's time") == true, "\(warnings)")
     }
 
+    /// The workspace's warnings reach outld's log as warnings (with their fields in the journal):
+    /// a torn tail of this device's op log, cut at start.
+    @Test func a_workspace_warning_is_an_outld_warning() throws {
+        let h = try OutlHome()
+        _ = try h.captureID("before the crash")
+        #expect(try h.outld(["--once"]).status == 0)
+        let own = Path.join(h.workspace, ".outl/ops/" + (h.opsFiles().first ?? "none"))
+        let fd = open(own, O_WRONLY | O_APPEND)
+        _ = write(fd, "1234abcd {\"k\":\"cb\"", 19)
+        close(fd)
+        let r = try h.outld(["--once"])
+        #expect(r.stderr.contains("outld: warning: \(own): cut a torn or invalid tail of 19 bytes"), "\(r.stderr)")
+    }
+
     /// A rescan says why: SIGHUP (and what a reload does not change) or the kernel's overflow.
     @Test func a_rescan_says_whether_sighup_or_an_overflow_asked_for_it() throws {
         let h = try OutlHome()

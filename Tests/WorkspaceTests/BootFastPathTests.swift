@@ -153,9 +153,9 @@ private func dump(_ m: Model) -> [String] {
 
     // The boot's way: one file after the other, each op applied as it is read.
     var booted = Model()
-    let s1 = try OpLogFollower(dir: ops, ownName: "", log: { _ in }).boot(progress: nil) { op, _ in booted.apply(op) }
+    let s1 = try OpLogFollower(dir: ops, ownName: "", log: .silent).boot(progress: nil) { op, _ in booted.apply(op) }
     // The reference: every op once, in stamp order.
-    let (files2, s2) = try OpLogReader.readAll(dir: ops, ownName: "", log: { _ in }, progress: nil)
+    let (files2, s2) = try OpLogReader.readAll(dir: ops, ownName: "", log: .silent, progress: nil)
     var inOrder = Model()
     var last: HLC? = nil
     for op in files2.flatMap({ $0 }).sorted(by: { $0.hlc < $1.hlc }) where op.hlc != last {

@@ -193,7 +193,7 @@ func update(_ id: BlockID, _ text: String, _ hlc: HLC) -> Op {
     #expect(await fresh.journalMarkdown(day1) == liveMarkdown, "seed \(seed): a fresh boot differs from the live merges")
     await fresh.close()
     var shuffled = Model()
-    let all = try OpLogReader.readAll(dir: opsDir(t.root), ownName: "", log: { _ in }, progress: nil).0.flatMap { $0 }
+    let all = try OpLogReader.readAll(dir: opsDir(t.root), ownName: "", log: .silent, progress: nil).0.flatMap { $0 }
     for op in all.shuffled(using: &rng) { shuffled.apply(op) }
     var inOrder = Model()
     for op in all.sorted(by: { $0.hlc < $1.hlc }) { inOrder.apply(op) }

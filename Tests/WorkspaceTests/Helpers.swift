@@ -16,7 +16,7 @@ final class TestWorkspace {
     func open(device: String = "a") throws -> Workspace {
         var o = WorkspaceOptions(root: root)
         o.stateDirectory = state(device)
-        o.log = { _ in }
+        o.log = .silent
         if let s = syncSettleMs { o.syncSettleMs = s }
         return try Workspace(options: o)
     }

@@ -13,7 +13,7 @@ extension TwoDevices {
         o.stateDirectory = dir.sub("state-\(d)")
         o.journalFileFormat = format
         o.syncSettleMs = syncSettleMs
-        o.log = { _ in }
+        o.log = .silent
         return try Workspace(options: o)
     }
 

@@ -117,7 +117,7 @@ func modelState(_ core: WorkspaceCore) -> [String] {
 func openCore(_ root: String, state: String) throws -> WorkspaceCore {
     var o = WorkspaceOptions(root: root)
     o.stateDirectory = state
-    o.log = { _ in }
+    o.log = .silent
     return try WorkspaceCore(options: o)
 }
 

@@ -18,7 +18,7 @@ import TestSupport
         c.maxLine = bound
         var ids: [BlockID] = []
         var log: [String] = []
-        let o = try c.read(path, writable: writable, log: { log.append($0) }, sink: { op, _ in ids.append(op.raw.id) })
+        let o = try c.read(path, writable: writable, log: WorkspaceLog { log.append($0) }, sink: { op, _ in ids.append(op.raw.id) })
         return (ids, c, log, o)
     }
 

@@ -208,3 +208,27 @@ final class SyncCounter: SysInterposer, @unchecked Sendable {
     #expect(try run(binPath("outl"), base + ["show", "2026-02-30"]).status == 64)
     #expect(try run(binPath("outl"), ["--version"]).stdout.hasPrefix("outl "))
 }
+
+/// One way to say what happened: a torn tail cut is a warning naming its op file in OUTL_OPS_FILE,
+/// through the sink the daemon turns into journal entries (not an info line without fields).
+@Test func a_torn_tail_is_a_warning_with_its_op_file_as_a_field() async throws {
+    let t = TestWorkspace()
+    do {
+        let ws = try t.open()
+        _ = try await ws.appendCaptures([capture("safe")])
+        await ws.close()
+    }
+    let file = opsFiles(t)[0]
+    try appendRaw(file, Array("1234abcd {\"k\":\"cb\"".utf8))
+    final class Said: @unchecked Sendable { var entries: [(WorkspaceLog.Level, String, [String: String])] = [] }
+    let said = Said()
+    var o = WorkspaceOptions(root: t.root)
+    o.stateDirectory = t.state()
+    o.log = WorkspaceLog(sink: { said.entries.append(($0, $1, $2)) })
+    let ws = try Workspace(options: o)
+    await ws.close()
+    let torn = said.entries.filter { $0.1.contains("cut a torn or invalid tail") }
+    #expect(torn.count == 1, "\(said.entries.map(\.1))")
+    #expect(torn.first?.0 == .warning)
+    #expect(torn.first?.2["OUTL_OPS_FILE"] == file, "\(torn.first?.2 ?? [:])")
+}

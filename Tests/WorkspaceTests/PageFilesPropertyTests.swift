@@ -131,7 +131,7 @@ final class PropRun {
     func open(_ d: String) async throws {
         var o = WorkspaceOptions(root: t.root(d))
         o.stateDirectory = t.sub("state-\(d)")
-        o.log = trace ? { print("  [\(d)] \($0)") } : { _ in }
+        o.log = trace ? WorkspaceLog { print("  [\(d)] \($0)") } : .silent
         // Waits end at once: a history here never depends on how long a step took.
         o.syncSettleMs = 0
         let w = try Workspace(options: o)

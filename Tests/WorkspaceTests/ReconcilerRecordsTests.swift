@@ -11,11 +11,11 @@ import TestSupport
 
     @Test func the_record_keeps_the_newest_projections_and_identity_across_appends_and_rewrites() throws {
         let t = TempDir("records")
-        var r = ReconcilerRecords(stateDir: t.path, log: { _ in })
+        var r = ReconcilerRecords(stateDir: t.path, log: .silent)
         for n in 1...40 {
             r.remember(Array("- projection \(n)\n".utf8), ids: [], fileHeld: { _ in false }, identity: FileIdentity(device: 7, inode: UInt64(n)), of: page)
-            if n % 7 == 0 { r = ReconcilerRecords(stateDir: t.path, log: { _ in }) }  // a restart now and then
-            let again = ReconcilerRecords(stateDir: t.path, log: { _ in })
+            if n % 7 == 0 { r = ReconcilerRecords(stateDir: t.path, log: .silent) }  // a restart now and then
+            let again = ReconcilerRecords(stateDir: t.path, log: .silent)
             #expect(again.projections(of: page).map { String(decoding: $0, as: UTF8.self) }
                     == (max(1, n - 2)...n).map { "- projection \($0)\n" }, "after \(n)")
             #expect(again.publishedIdentity(of: page) == FileIdentity(device: 7, inode: UInt64(n)))
@@ -27,18 +27,18 @@ import TestSupport
 
     @Test func a_torn_append_loses_only_itself_and_the_next_remember_rewrites_the_record() throws {
         let t = TempDir("records")
-        let r = ReconcilerRecords(stateDir: t.path, log: { _ in })
+        let r = ReconcilerRecords(stateDir: t.path, log: .silent)
         r.remember(Array("- one\n".utf8), ids: [], fileHeld: { _ in false }, identity: FileIdentity(device: 1, inode: 1), of: page)
         r.remember(Array("- two\n".utf8), ids: [], fileHeld: { _ in false }, identity: FileIdentity(device: 1, inode: 2), of: page)
         // A crash in the middle of the next append: its length line promises more than is there.
         var bytes = try Durable.readRegularFile(r.basesFile(page), limit: 1 << 20)
         bytes.append(contentsOf: "100\n- thr".utf8)
         try Durable.publish(bytes, to: r.basesFile(page), via: r.basesFile(page) + ".torn")
-        let after = ReconcilerRecords(stateDir: t.path, log: { _ in })
+        let after = ReconcilerRecords(stateDir: t.path, log: .silent)
         #expect(after.projections(of: page).map { String(decoding: $0, as: UTF8.self) } == ["- one\n", "- two\n"])
         #expect(after.publishedIdentity(of: page) == FileIdentity(device: 1, inode: 2))
         after.remember(Array("- four\n".utf8), ids: [], fileHeld: { _ in false }, identity: FileIdentity(device: 1, inode: 4), of: page)
-        let reread = ReconcilerRecords(stateDir: t.path, log: { _ in })
+        let reread = ReconcilerRecords(stateDir: t.path, log: .silent)
         #expect(reread.projections(of: page).map { String(decoding: $0, as: UTF8.self) } == ["- one\n", "- two\n", "- four\n"])
         #expect(reread.publishedIdentity(of: page) == FileIdentity(device: 1, inode: 4))
     }
@@ -46,7 +46,7 @@ import TestSupport
     @Test func presence_survives_reopens_and_rewrites_and_errs_towards_keeping_blocks() throws {
         let t = TempDir("records")
         let x = BlockID(hi: 1, lo: 1), y = BlockID(hi: 2, lo: 2), z = BlockID(hi: 3, lo: 3)
-        var r = ReconcilerRecords(stateDir: t.path, log: { _ in })
+        var r = ReconcilerRecords(stateDir: t.path, log: .silent)
         r.remember(Array("- x\n".utf8), ids: [x], fileHeld: { _ in false }, identity: nil, of: page)
         // y is made here after x: a buffer holding y was read with x in the file.
         r.remember(Array("- x\n- y\n".utf8), ids: [x, y], fileHeld: { _ in false }, identity: nil, of: page)
@@ -65,15 +65,15 @@ import TestSupport
         #expect(!before.wasRead(with: x, holding: [y, z]))
         for n in 0..<(ReconcilerRecords.compactAfter + 3) {  // through a rewrite of the whole record
             r.remember(Array("- x\n- y\n- z\n\(n)\n".utf8), ids: [x, y, z], fileHeld: { _ in true }, identity: nil, of: page)
-            if n % 5 == 0 { r = ReconcilerRecords(stateDir: t.path, log: { _ in }) }
+            if n % 5 == 0 { r = ReconcilerRecords(stateDir: t.path, log: .silent) }
         }
-        let after = ReconcilerRecords(stateDir: t.path, log: { _ in }).presence(of: page)
+        let after = ReconcilerRecords(stateDir: t.path, log: .silent).presence(of: page)
         #expect(after.present == [x, y, z])
         #expect(after.shownSince == before.shownSince && after.firstSeen == before.firstSeen)
         // A record lost: blocks already in the file count as seen before any projection, so nothing
         // held proves a buffer was read with them.
         try Sys.unlink(r.basesFile(page))
-        let lost = ReconcilerRecords(stateDir: t.path, log: { _ in })
+        let lost = ReconcilerRecords(stateDir: t.path, log: .silent)
         lost.remember(Array("- x\n- y\n".utf8), ids: [x, y], fileHeld: { _ in true }, identity: nil, of: page)
         #expect(!lost.presence(of: page).wasRead(with: x, holding: [y]))
         #expect(!lost.presence(of: page).wasRead(with: y, holding: [x]))

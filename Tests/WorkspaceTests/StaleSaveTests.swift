@@ -174,7 +174,7 @@ func opCount(_ root: String) -> Int {
     let said = Said()
     var o = WorkspaceOptions(root: t.root)
     o.stateDirectory = t.state()
-    o.log = { said.add($0) }
+    o.log = WorkspaceLog { said.add($0) }
     let ws = try Workspace(options: o)
     _ = try await ws.appendCaptures([capture("before")])
     _ = try await ws.projectDirtyPages()

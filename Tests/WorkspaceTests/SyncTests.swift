@@ -22,7 +22,7 @@ final class TwoDevices {
     func open(_ d: String) throws -> Workspace {
         var o = WorkspaceOptions(root: root(d))
         o.stateDirectory = dir.sub("state-\(d)")
-        o.log = { _ in }
+        o.log = .silent
         o.syncSettleMs = syncSettleMs
         return try Workspace(options: o)
     }

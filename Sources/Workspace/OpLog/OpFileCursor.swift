@@ -56,7 +56,7 @@ struct OpFileCursor {
     /// `log` hears of each line skipped for its length, with its offset; `keep` gets the file while
     /// still open, with the whole lines read (from, end) and whether they were read again from the
     /// start (the archive of what was seen, SeenOps).
-    mutating func read(_ path: String, in directory: FileDescriptor? = nil, writable: Bool, log: (String) -> Void = { _ in },
+    mutating func read(_ path: String, in directory: FileDescriptor? = nil, writable: Bool, log: WorkspaceLog = .silent,
                        sink: (RawOpView, _ next: BlockID?) -> Void,
                        progress: (Int) -> Void = { _ in },
                        keep: ((_ fd: Int32, _ from: Int, _ end: Int, _ again: Bool) throws -> Void)? = nil) throws -> Outcome {
@@ -150,7 +150,7 @@ struct OpFileCursor {
     /// Reads from `from` to the end, in chunks of up to 1 MB, and hands each valid line's op to `sink`
     /// (LineScan). Returns the file size seen. The buffer holds at most one line of `maxLine` bytes and
     /// its newline: a line that fills it is skipped to its newline by reads into the same buffer.
-    mutating func scan(_ fd: Int32, path: String, from: Int, sizeHint: Int, log: (String) -> Void = { _ in },
+    mutating func scan(_ fd: Int32, path: String, from: Int, sizeHint: Int, log: WorkspaceLog = .silent,
                        sink: (RawOpView, _ next: BlockID?) -> Void, progress: (Int) -> Void) throws -> Int {
         let cap = max(1, maxLine) + 1
         // A live merge reads a few new lines: a buffer of their size, not 1 MB (it grows for a longer line).
@@ -188,7 +188,7 @@ struct OpFileCursor {
                     continue
                 }
                 lines.skipOverlong()
-                log("\(path): skipped a line of \(bufOffset + nl - start) bytes at offset \(start), over the \(maxLine)-byte limit of an op line")
+                log.warning("\(path): skipped a line of \(bufOffset + nl - start) bytes at offset \(start), over the \(maxLine)-byte limit of an op line")
                 overlongAt = nil
                 let rest = n - (nl + 1)
                 buf.withUnsafeMutableBytes { b in
@@ -210,7 +210,7 @@ struct OpFileCursor {
             progress(bufOffset)
         }
         if let start = overlongAt {
-            log("\(path): a last line of more than \(maxLine) bytes at offset \(start), over the limit of an op line, is not read")
+            log.warning("\(path): a last line of more than \(maxLine) bytes at offset \(start), over the limit of an op line, is not read")
         }
         offset = lines.validEnd
         checkStart = lines.lastStart

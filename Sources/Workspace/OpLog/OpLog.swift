@@ -15,7 +15,7 @@ final class OpLogWriter {
     let appender: DurableAppender
     /// The archive of what this device wrote (SeenOps): the file at `path` must hold exactly it.
     let seen: SeenOps?
-    let log: (String) -> Void
+    let log: WorkspaceLog
     private var fd: Int32 = -1
     /// Set after a failed append whose torn bytes could not be cut: start the next batch on a new line.
     private var needsNewline = false
@@ -41,7 +41,7 @@ final class OpLogWriter {
     struct DurableButNotAtItsName: Error { let underlying: Error }
 
     init(dir: String, actor: BlockID, appender: DurableAppender, seen: SeenOps? = nil,
-         log: @escaping (String) -> Void = { _ in }) {
+         log: WorkspaceLog = .silent) {
         self.dir = dir
         self.name = OpLogWriter.fileName(actor)
         self.path = Path.join(dir, name)
@@ -110,7 +110,7 @@ final class OpLogWriter {
         if !archiveBehind {
             do { try seen.appendOwn(name, Array(bytes[opsStart...])) } catch {
                 archiveBehind = true
-                log("\(error): this device's archive of its own ops is behind its op log; it catches up later")
+                log.warning("\(error): this device's archive of its own ops is behind its op log; it catches up later")
             }
         }
         if !intact {
@@ -185,7 +185,7 @@ final class OpLogWriter {
         guard let seen else { return }
         let r = try seen.republishOwn(name, root: root, alsoFrom: fd >= 0 ? fd : nil)
         archiveBehind = false
-        log("\(path) \(why): written again from this device's archive (\(seen.size(name)) bytes; \(r.setAside) line(s) set aside, \(r.recovered) op(s) recovered)")
+        log.warning("\(path) \(why): written again from this device's archive (\(seen.size(name)) bytes; \(r.setAside) line(s) set aside, \(r.recovered) op(s) recovered)")
         if fd >= 0 { Sys.close(fd); fd = -1 }
         let d = try opsDirectory(create: false)
         hold(d)
@@ -230,7 +230,7 @@ enum OpLogReader {
 
     /// Every op file's ops as lists (the reconciler's op history), read by the one reader
     /// (OpFileCursor); `ownName` is this device's file, whose torn tail is cut on disk.
-    static func readAll(dir: String, ownName: String, seen: SeenOps? = nil, log: @escaping (String) -> Void,
+    static func readAll(dir: String, ownName: String, seen: SeenOps? = nil, log: WorkspaceLog,
                         progress: ((Int, Int) -> Void)?) throws -> ([[Op]], OpLogReadStats) {
         var all: [[Op]] = []
         var current: [Op] = []

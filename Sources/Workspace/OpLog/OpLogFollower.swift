@@ -30,12 +30,12 @@ final class OpLogFollower {
     let dir: String
     /// `ops-<actor>.jsonl` of this device: cut at boot, never merged live.
     let ownName: String
-    let log: (String) -> Void
+    let log: WorkspaceLog
     /// What this device has seen of every op file, kept when the file loses it (nil: no archive).
     let seen: SeenOps?
     private(set) var cursors: [String: OpFileCursor] = [:]
 
-    init(dir: String, ownName: String, seen: SeenOps? = nil, log: @escaping (String) -> Void) {
+    init(dir: String, ownName: String, seen: SeenOps? = nil, log: WorkspaceLog) {
         self.dir = dir
         self.ownName = ownName
         self.seen = seen
@@ -51,7 +51,7 @@ final class OpLogFollower {
     /// What a cursor read goes to the file's archive; a failure there is logged, never the read's.
     private func keep(_ name: String, _ fd: Int32, _ from: Int, _ end: Int, _ again: Bool) {
         do { try seen?.absorb(name, file: fd, from: from, end: end, again: again) } catch {
-            log("\(error): this device's archive of \(name) is behind; it catches up at the next start")
+            log.warning("\(error): this device's archive of \(name) is behind; it catches up at the next start", ["OUTL_OPS_FILE": name])
         }
     }
 
@@ -105,7 +105,7 @@ final class OpLogFollower {
             // The archive is a second copy: one that cannot be read or written (a full disk) is
             // logged, and the op file is read as it is.
             var inStep = true
-            do { inStep = try seen?.prepare(name, opFile: path, in: opsFD) ?? true } catch { log("\(error): this device's archive of \(name) is not used now") }
+            do { inStep = try seen?.prepare(name, opFile: path, in: opsFD) ?? true } catch { log.warning("\(error): this device's archive of \(name) is not used now", ["OUTL_OPS_FILE": name]) }
             // A file's lines are its device's ops only: a line of another device in this device's own
             // file was put there by someone else, and is set aside, never applied as this device's.
             let owner = OpLogFollower.actor(ofFile: name)
@@ -115,7 +115,7 @@ final class OpLogFollower {
             }
             if !inStep, let seen {
                 do { stats.ops += try seen.read(name, sink: filtered) } catch {
-                    log("\(error): this device's archive of \(name) cannot be read now")
+                    log.warning("\(error): this device's archive of \(name) cannot be read now", ["OUTL_OPS_FILE": name])
                 }
                 stats.faults += 1
             }
@@ -139,21 +139,22 @@ final class OpLogFollower {
                     // An archive behind its file (made by an older outld, or its unsynced tail lost
                     // to a power cut): the file, whose lines are all this device's, gives it the rest.
                     do { try seen.appendOwn(name, from: path, held..<c.offset) } catch {
-                        log("\(error): this device's archive of its own ops is behind its op log; it catches up later")
+                        log.warning("\(error): this device's archive of its own ops is behind its op log; it catches up later")
                     }
                 } else {
                     // Not acknowledged until it holds all: if this fails, the first append tries again.
                     do {
                         let r = try seen.republishOwn(name, root: root)
-                        log("\(path): this device's own op log did not hold all it wrote (\(r.setAside) line(s) set aside, \(r.recovered) op(s) recovered); written again from this device's archive (\(seen.size(name)) bytes)")
+                        log.warning("\(path): this device's own op log did not hold all it wrote (\(r.setAside) line(s) set aside, \(r.recovered) op(s) recovered); written again from this device's archive (\(seen.size(name)) bytes)")
                         stats.repairedOwn = true
                     } catch {
-                        log("\(path): this device's own op log does not hold all it wrote and cannot be written again now (\(error))")
+                        log.error("\(path): this device's own op log does not hold all it wrote and cannot be written again now (\(error))",
+                                  ["OUTL_OPS_FILE": path])
                     }
                 }
             }
-            for f in seen?.faults.filter({ $0.file == name }) ?? [] { log("\(f)") }
-            if strays > 0 && !own { log("\(path): skipped \(strays) op(s) of other devices (a file holds its own device's ops only)") }
+            for f in seen?.faults.filter({ $0.file == name }) ?? [] { log.warning("\(f)", ["OUTL_OPS_FILE": path]) }
+            if strays > 0 && !own { log.warning("\(path): skipped \(strays) op(s) of other devices (a file holds its own device's ops only)", ["OUTL_OPS_FILE": path]) }
             guard case .read(_, _, let ops, let size, let tail) = outcome else { continue }
             done += size
             stats.files += 1
@@ -162,15 +163,15 @@ final class OpLogFollower {
             stats.badLines += c.bad - badBefore
             if tail > 0 {
                 if own {
-                    log("\(path): cut a torn or invalid tail of \(tail) bytes at offset \(c.offset)")
+                    log.warning("\(path): cut a torn or invalid tail of \(tail) bytes at offset \(c.offset)", ["OUTL_OPS_FILE": path])
                     stats.cutBytes += tail
                 } else {
-                    log("\(path): left an incomplete or invalid tail of \(tail) bytes (another device's file)")
+                    log.warning("\(path): left an incomplete or invalid tail of \(tail) bytes (another device's file)", ["OUTL_OPS_FILE": path])
                 }
             }
-            if c.bad > badBefore { log("\(path): skipped \(c.bad - badBefore) invalid line(s)") }
+            if c.bad > badBefore { log.warning("\(path): skipped \(c.bad - badBefore) invalid line(s)", ["OUTL_OPS_FILE": path]) }
         }
-        do { try seen?.sync() } catch { log("syncing this device's archive of ops: \(error)") }
+        do { try seen?.sync() } catch { log.warning("syncing this device's archive of ops: \(error)") }
         progress?(total, total)
         return stats
     }
@@ -199,13 +200,13 @@ final class OpLogFollower {
                 if case .read = outcome { out.append(Delivery(name: name, outcome: outcome)) }
             } catch {
                 cursors[name] = c
-                log("\(path): not read now (\(error)); it is read again on the next merge")
+                log.warning("\(path): not read now (\(error)); it is read again on the next merge", ["OUTL_OPS_FILE": path])
                 continue
             }
-            if strays > 0 { log("\(path): skipped \(strays) op(s) of other devices (a file holds its own device's ops only)") }
-            if c.bad > badBefore { log("\(path): skipped \(c.bad - badBefore) invalid line(s)") }
+            if strays > 0 { log.warning("\(path): skipped \(strays) op(s) of other devices (a file holds its own device's ops only)", ["OUTL_OPS_FILE": path]) }
+            if c.bad > badBefore { log.warning("\(path): skipped \(c.bad - badBefore) invalid line(s)", ["OUTL_OPS_FILE": path]) }
         }
-        do { try seen?.sync() } catch { log("syncing this device's archive of ops: \(error)") }
+        do { try seen?.sync() } catch { log.warning("syncing this device's archive of ops: \(error)") }
         return out
     }
 

@@ -36,7 +36,7 @@ final class SeenOps {
     /// <state dir>/seen
     let dir: String
     let writable: Bool
-    let log: (String) -> Void
+    let log: WorkspaceLog
     private var archives: [String: Archive] = [:]
 
     /// The archive of one op file.
@@ -55,7 +55,7 @@ final class SeenOps {
         init(path: String) { self.path = path }
     }
 
-    init(stateDir: String, writable: Bool, log: @escaping (String) -> Void) {
+    init(stateDir: String, writable: Bool, log: WorkspaceLog) {
         dir = Path.join(stateDir, "seen")
         self.writable = writable
         self.log = log
@@ -185,7 +185,8 @@ final class SeenOps {
                 let holds = try last <= end && matches(fd, range: lastStart..<last, of: a)
                 if !holds {
                     try goApart(name, a, kind: .cut)
-                    log("\(name): the file no longer holds all that this device read from it; the ops it lost are kept from this device's archive")
+                    log.warning("\(name): the file no longer holds all that this device read from it; the ops it lost are kept from this device's archive",
+                                ["OUTL_OPS_FILE": name])
                 }
             }
             if a.stamps == nil {
@@ -208,7 +209,7 @@ final class SeenOps {
         try append(lines, to: a)
         if a.inFile.count == stamps.count, from == 0, writable {
             try becomeCopy(of: fd, end: end, a)
-            log("\(name) holds every op this device had seen from it again")
+            log("\(name) holds every op this device had seen from it again", ["OUTL_OPS_FILE": name])
         }
     }
 
@@ -311,7 +312,8 @@ final class SeenOps {
                                         via: keptName + ".tmp", in: aside, tempDirPath: asidePath, mode: 0o600)
                 }
             }
-            log("\(path): \(foreignLines) line(s) this device did not write were set aside in \(Path.join(asidePath, keptName)), never applied")
+            log.warning("\(path): \(foreignLines) line(s) this device did not write were set aside in \(Path.join(asidePath, keptName)), never applied",
+                        ["OUTL_OPS_FILE": path])
         }
         try append(recovered, to: a)
         a.stamps = nil

@@ -82,7 +82,7 @@ struct OpHistory {
     /// everything this device projected, so a workspace nobody syncs never pays for it.
     static func load(opsDir: String, seen: SeenOps? = nil) throws -> OpHistory {
         var h = OpHistory()
-        let (files, _) = try OpLogReader.readAll(dir: opsDir, ownName: "", seen: seen, log: { _ in }, progress: nil)
+        let (files, _) = try OpLogReader.readAll(dir: opsDir, ownName: "", seen: seen, log: .silent, progress: nil)
         for f in files { for op in f { h.note(op) } }
         return h
     }

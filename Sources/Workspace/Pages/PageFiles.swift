@@ -268,7 +268,7 @@ final class PageFiles {
 
     /// Writes the failing set to the state directory when it changed (by rename, never fsync'd: a
     /// record lost in a crash is written again by the next pass that meets the failure).
-    func recordFailures(log: (String) -> Void) {
+    func recordFailures(log: WorkspaceLog) {
         let now = failures
         if now.map({ [$0.path, $0.reason] }) == failingWritten.map({ [$0.path, $0.reason] }) { return }
         var out: [UInt8] = []
@@ -283,7 +283,7 @@ final class PageFiles {
             try Sys.rename(tmp, failingRecord)
             failingWritten = now
         } catch {
-            log("\(failingRecord): could not record the failing pages for `outl status` (\(error))")
+            log.warning("\(failingRecord): could not record the failing pages for `outl status` (\(error))")
         }
     }
 

@@ -82,7 +82,7 @@ extension WorkspaceCore {
             dirs.close()
             pages.recordFailures(log: log)
             // The archive's copy of what was just acknowledged, synced once the pass's work is done.
-            do { try seen.sync() } catch { log("syncing this device's archive of ops: \(error)") }
+            do { try seen.sync() } catch { log.warning("syncing this device's archive of ops: \(error)") }
         }
         var written: [String] = []
         var batch = pages.staleBatch()
@@ -154,7 +154,9 @@ extension WorkspaceCore {
         }
         let file = try readPage(loc.rel, name: loc.name, in: try dirs.existing(loc.dir))
         if let why = try takeChanges(of: id, from: file, rel: loc.rel, origin: origin, stray: nil) {
-            if pages.wait(id, origin: origin, ctimeMs: file?.ctimeMs ?? 0) { log("\(Path.join(root, loc.rel)): \(why)") }
+            if pages.wait(id, origin: origin, ctimeMs: file?.ctimeMs ?? 0) {
+                log("\(Path.join(root, loc.rel)): \(why)", ["OUTL_PAGE": id.description, "OUTL_PAGE_FILE": Path.join(root, loc.rel)])
+            }
             return nil
         }
         let (bytes, shown) = renderPage(id)
@@ -260,7 +262,7 @@ extension WorkspaceCore {
                 history?.adopted.formUnion(stamps)
             }
         }
-        log("\(Path.join(root, rel)): \(ops.count) hand edit(s) turned into ops")
+        log("\(Path.join(root, rel)): \(ops.count) hand edit(s) turned into ops", ["OUTL_PAGE": id.description, "OUTL_PAGE_FILE": Path.join(root, rel)])
         return nil
     }
 
@@ -282,7 +284,7 @@ extension WorkspaceCore {
         guard let file = try readPage(rel, name: name, in: dir) else { pages.releaseStray(rel); return }
         if let why = try takeChanges(of: id, from: file, rel: rel, origin: origin, stray: kind) {
             if pages.holdStray(rel, StrayFile(page: id, kind: kind, origin: origin, ctimeMs: file.ctimeMs)) {
-                log("\(Path.join(root, rel)): \(why)")
+                log("\(Path.join(root, rel)): \(why)", ["OUTL_PAGE": id.description, "OUTL_PAGE_FILE": Path.join(root, rel)])
             }
             return
         }
@@ -291,7 +293,8 @@ extension WorkspaceCore {
             throw PageFileError(rel, error)
         }
         let what = kind == .conflictCopy ? "a sync conflict copy" : "another spelling"
-        log("\(Path.join(root, rel)): \(what) of \(model.pages[id]?.name ?? id.description); its additions were taken and it was removed")
+        log("\(Path.join(root, rel)): \(what) of \(model.pages[id]?.name ?? id.description); its additions were taken and it was removed",
+            ["OUTL_PAGE": id.description, "OUTL_PAGE_FILE": Path.join(root, rel)])
         pages.markStale([id])
     }
 
@@ -316,13 +319,13 @@ extension WorkspaceCore {
     func opHistory() -> OpHistory? {
         if history == nil {
             // A read-only view of the archive, closed once the history is read.
-            let archived = SeenOps(stateDir: Path.parent(of: seen.dir), writable: false, log: { _ in })
+            let archived = SeenOps(stateDir: Path.parent(of: seen.dir), writable: false, log: .silent)
             defer { archived.close() }
             do {
                 history = try OpHistory.load(opsDir: opsDir, seen: archived)
                 history?.adopted = pages.adopted
             }
-            catch { log("\(opsDir): could not read the op history (\(error)); taking only new blocks from synced files") }
+            catch { log.warning("\(opsDir): could not read the op history (\(error)); taking only new blocks from synced files") }
         }
         return history
     }
@@ -441,7 +444,7 @@ extension WorkspaceCore {
                 guard let d = try dirs.existing(dir) else { continue }
                 names = try d.readDirectory(path: Path.join(root, dir))
             } catch {
-                log("\(error)")
+                log.warning("\(error)")
                 continue
             }
             for n in names.sorted() where n.hasSuffix(".md") && !n.hasPrefix(".") {
@@ -455,13 +458,13 @@ extension WorkspaceCore {
     /// as it is, and its page is written all the same.
     func strayUnreadable(_ rel: String, _ e: PageFileError) {
         guard pages.strayFailed(rel, reason: e.reason) else { return }
-        log("\(Path.join(root, rel)): \(e.reason); not taken, and its page is written all the same")
+        log.warning("\(Path.join(root, rel)): \(e.reason); not taken, and its page is written all the same", ["OUTL_PAGE_FILE": Path.join(root, rel)])
     }
 
     /// Says that a page became failing, or was written again after failing.
     func pageFailure(_ f: PageFailure, recovered: Bool) {
         if let onPageFailure { onPageFailure(f, recovered) }
-        else if recovered { log("\(f.path): written again") }
-        else { log("\(f.path) \(f.reason); this page is not written until that changes (the others are)") }
+        else if recovered { log("\(f.path): written again", ["OUTL_PAGE_FILE": f.path]) }
+        else { log.warning("\(f.path) \(f.reason); this page is not written until that changes (the others are)", ["OUTL_PAGE_FILE": f.path]) }
     }
 }

@@ -34,13 +34,13 @@ final class ReconcilerRecords {
     /// How many recent projections of a page are kept.
     static let keptBases = 3
     let dir: String
-    let log: (String) -> Void
+    let log: WorkspaceLog
     /// Cached per page once read: the recent projections, oldest first, and the file's identity.
     private var bases: [BlockID: [[UInt8]]] = [:]
     private var identities: [BlockID: FileIdentity] = [:]
     private var presences: [BlockID: FilePresence] = [:]
 
-    init(stateDir: String, log: @escaping (String) -> Void) {
+    init(stateDir: String, log: WorkspaceLog) {
         dir = Path.join(stateDir, "bases")
         self.log = log
     }
@@ -162,7 +162,7 @@ final class ReconcilerRecords {
         if let i = identities[pageID] { whole.append(contentsOf: "i \(i.device) \(i.inode)\n".utf8) }
         for b in bases[pageID] ?? [] { whole.append(contentsOf: "\(b.count)\n".utf8); whole.append(contentsOf: b) }
         if let p = presences[pageID] { whole.append(contentsOf: p.spelled()) }
-        write(basesFile(pageID), whole)
+        write(basesFile(pageID), whole, page: pageID)
         entryCounts[pageID] = 1
     }
 
@@ -175,7 +175,7 @@ final class ReconcilerRecords {
     }
 
     /// Writes one record by rename, without fsync (see the header); a failure is logged, not thrown.
-    private func write(_ file: String, _ bytes: [UInt8]) {
+    private func write(_ file: String, _ bytes: [UInt8], page: BlockID) {
         do {
             try Durable.makeDirectory(dir, mode: 0o700)
             let tmp = file + ".tmp"
@@ -184,7 +184,8 @@ final class ReconcilerRecords {
             try Sys.writeAll(fd, bytes)
             try Sys.rename(tmp, file)
         } catch {
-            log("\(file): could not keep this reconciler record (\(error)); reconciling stays conservative")
+            log.warning("\(file): could not keep this reconciler record (\(error)); reconciling stays conservative",
+                        ["OUTL_PAGE": page.description])
         }
     }
 }
