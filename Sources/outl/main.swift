@@ -125,28 +125,14 @@ func appendText(_ words: ArraySlice<String>, stdin: Bool) -> String {
     }
 }
 
-/// The local calendar day `offset` days from today (yesterday is -1), by the civil calendar.
+/// The local calendar day `offset` days from today (yesterday is -1): today's date at noon UTC,
+/// moved by whole days with the format's own calendar, so no time of day or daylight-saving shift
+/// lands on the wrong date.
 func localDay(offset: Int) -> JournalDay {
     let today = now().0
-    // Days since 1970-01-01 and back (Howard Hinnant's civil-from-days), so no time of day or
-    // daylight-saving shift can land on the wrong date.
-    func days(_ d: JournalDay) -> Int {
-        let y = d.month <= 2 ? d.year - 1 : d.year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (d.month + (d.month > 2 ? -3 : 9)) + 2) / 5 + d.day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146097 + doe - 719468
-    }
-    let z = days(today) + offset + 719468
-    let era = (z >= 0 ? z : z - 146096) / 146097
-    let doe = z - era * 146097
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let d = doy - (153 * mp + 2) / 5 + 1
-    let m = mp < 10 ? mp + 3 : mp - 9
-    return JournalDay(year: yoe + era * 400 + (m <= 2 ? 1 : 0), month: m, day: d)!
+    let noon = Timestamp(rfc3339: "\(today.iso)T12:00:00Z")!  // a valid day's noon always parses
+    let t = Timestamp.from(epochMs: noon.epochMilliseconds + Int64(offset) * 86_400_000, offsetSeconds: 0)
+    return JournalDay(year: t.year, month: t.month, day: t.day)!
 }
 
 // MARK: the command line
