@@ -11,12 +11,13 @@
 //   Create is idempotent, so the two converge). A move is taken once the file proves its producer
 //   saw every create and move of the block. An op this device made from such a file (adopted, its
 //   stamp in OpHistory.adopted) is never evidence: it only repeats what one file said.
-// * An edited-here file deletes only as a fresh buffer: the newest projection with blocks removed, or
-//   one holding a block that came to this device's file no earlier than each it lacks last did
-//   (FilePresence: arrival here, not creation stamps, orders blocks of several devices). A stale buffer (it lacks an id:: outld wrote,
-//   shows a block as an older projection did, or one deleted since) deletes nothing, and a state it
-//   shows that some op produced earlier is no edit. Blocks without ids are the blocks they were
-//   (Reconciler.identify), never made twice.
+// * An edited-here file deletes only as a fresh buffer: the newest projection with blocks removed
+//   (nothing else changed, order included), or one holding a block that came to this device's file
+//   no earlier than each it lacks last did (FilePresence: arrival here, not creation stamps, orders
+//   blocks of several devices). A stale buffer (it lacks an id:: outld wrote, shows a block as an
+//   older projection did, or one deleted since) deletes nothing, and a state it shows that some op
+//   produced earlier is no edit. Blocks without ids are the blocks they were (Reconciler.identify),
+//   never made twice.
 // * Deletions must be proven: a live block missing from such a file is deleted only if the file's
 //   content proves its producer had the block (Evidence: another block or state of the same actor,
 //   no earlier in that actor's op file than the block's create, is in the file; each actor's ops

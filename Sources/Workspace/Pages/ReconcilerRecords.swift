@@ -1,9 +1,8 @@
 // ReconcilerRecords: what the reconciler keeps device-locally about each page (under the state
 // directory's bases/, one file per page): its last few projections (the bases of a three-way), the
-// identity its file had when this device last published it, and since when each block has been in the
-// file (FilePresence). Invariant: records are written by rename
-// but never fsync'd, on purpose: one lost in a crash only makes the next reconcile of that page more
-// cautious, never wrong.
+// identity its file had when this device last published it, and since when each block has been in
+// the file (FilePresence). Invariant: records are written by rename but never fsync'd, on purpose:
+// one lost in a crash only makes the next reconcile of that page more cautious, never wrong.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -78,9 +77,9 @@ final class ReconcilerRecords {
 
     /// Entries, oldest first: "i <device> <inode>\n" (the published identity), "<length>\n<bytes>"
     /// (a projection), or a line of FilePresence ("f", "s", "b"); the last identity and the last
-    /// `keptBases` projections count. Appended, and
-    /// rewritten whole only when it holds `compactAfter` entries, so a projection costs one write
-    /// of its bytes. A torn entry ends the list.
+    /// `keptBases` projections count. Appended, and rewritten whole only when it holds
+    /// `compactAfter` entries, so a projection costs one write of its bytes. A torn entry ends the
+    /// list.
     private func load(_ pageID: BlockID) {
         var list: [[UInt8]] = []
         var entries = 0
