@@ -144,11 +144,22 @@ final class SyncCounter: SysInterposer, @unchecked Sendable {
     }
 
     @Test func a_failed_append_applies_nothing_and_leaves_no_torn_line() async throws {
+        /// Fails the first fdatasync of a file under `root` only: the interposer is one for the
+        /// process, and a test running beside this one must neither take the fault nor get it.
         final class FailFdatasync: SysInterposer, @unchecked Sendable {
+            let root: String
+            let lock = NSLock()
             var armed = true
+            init(_ root: String) { self.root = root }
             func before(_ call: SysCall) -> SysFault? {
-                if armed && call.op == .fdatasync { armed = false; return .fail(.EIO) }
-                return nil
+                guard call.op == .fdatasync else { return nil }
+                var buf = [CChar](repeating: 0, count: 4096)
+                let n = readlink("/proc/self/fd/\(call.fd)", &buf, buf.count - 1)
+                guard n > 0, String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self).hasPrefix(root) else { return nil }
+                return lock.withLock { () -> SysFault? in
+                    if armed { armed = false; return .fail(.EIO) }
+                    return nil
+                }
             }
             func after(_ call: SysCall, result: Int) {}
         }
@@ -156,7 +167,7 @@ final class SyncCounter: SysInterposer, @unchecked Sendable {
         let ws = try t.open()
         _ = try await ws.appendCaptures([capture("before")])
         let lost = capture("fails")
-        _ = await withInterposer(FailFdatasync()) {
+        _ = await withInterposer(FailFdatasync(t.root)) {
             await #expect(throws: WorkspaceError.self) { try await ws.appendCaptures([lost]) }
         }
         #expect(await texts(ws) == ["before"])
