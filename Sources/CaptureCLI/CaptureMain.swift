@@ -217,11 +217,15 @@ enum Writer {
     static func whatHappensNext(_ workspace: String?) -> String {
         let usual = "lands in your journal when outld drains it"
         guard let root = workspace, let st = try? Sys.statFollowingLinks(root) else { return usual }
-        guard let pid = LockProbe.flockWriter(st) else {
+        switch LockProbe.holder(st) {
+        case .unknown:
+            return usual  // no /proc/locks to read: nothing is claimed either way
+        case .none:
             return "no outld is running for \(root): start outld (or run outld --once) to move it into your journal"
+        case .pid(let pid):
+            if LockProbe.isStopped(pid) { return "outld (pid \(pid)) is stopped: it lands in your journal once outld continues" }
+            return usual
         }
-        if LockProbe.isStopped(pid) { return "outld (pid \(pid)) is stopped: it lands in your journal once outld continues" }
-        return usual
     }
 
     /// "Wed 2 Dec", with the year when it is not this year's.

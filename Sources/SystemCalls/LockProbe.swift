@@ -6,9 +6,19 @@ import Glibc
 #endif
 
 public enum LockProbe {
-    /// The pid holding an exclusive (WRITE) flock on the file `st` describes, or nil.
+    /// Who holds an exclusive (WRITE) flock on a file: nobody, a pid, or unknown (/proc/locks could
+    /// not be read: no /proc in this namespace, or over its size bound).
+    public enum Holder: Equatable { case none, pid(Int32), unknown }
+
+    /// The pid holding an exclusive (WRITE) flock on the file `st` describes, or nil (nobody, or
+    /// unknown).
     public static func flockWriter(_ st: stat) -> Int32? {
-        guard let bytes = try? Durable.readRegularFile("/proc/locks", limit: 4 << 20) else { return nil }
+        if case .pid(let p) = holder(st) { return p }
+        return nil
+    }
+
+    public static func holder(_ st: stat) -> Holder {
+        guard let bytes = try? Durable.readRegularFile("/proc/locks", limit: 4 << 20) else { return .unknown }
         let dev = UInt64(st.st_dev)
         let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
         let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
@@ -20,9 +30,9 @@ public enum LockProbe {
             let d = f[5].split(separator: ":")
             guard d.count == 3, UInt64(d[0], radix: 16) == major, UInt64(d[1], radix: 16) == minor,
                   UInt64(d[2]) == inode, let pid = Int32(f[4]), pid > 0 else { continue }
-            return pid
+            return .pid(pid)
         }
-        return nil
+        return .none
     }
 
     /// Whether `pid` is stopped (SIGSTOP, a debugger): state T or t in /proc/PID/stat.

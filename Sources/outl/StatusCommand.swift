@@ -57,10 +57,13 @@ enum StatusCommand {
         return out
     }
 
-    /// Control characters escaped: a reason quotes what a file (anyone's) held.
+    /// Control characters escaped as outl-capture --list shows them (`\x1B`, `\u0085`): a reason
+    /// quotes what a file (anyone's) held.
     static func visible(_ s: String) -> String {
         String(s.unicodeScalars.map { u -> String in
-            u.value < 0x20 || (0x7F...0x9F).contains(u.value) ? "\\u{\(String(u.value, radix: 16))}" : String(u)
+            guard u.value < 0x20 || (0x7F...0x9F).contains(u.value) else { return String(u) }
+            let hex = String(u.value, radix: 16, uppercase: true)
+            return u.value < 0x80 ? "\\x" + (hex.count < 2 ? "0" : "") + hex : "\\u00" + hex
         }.joined())
     }
 

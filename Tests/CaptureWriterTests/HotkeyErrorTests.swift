@@ -186,3 +186,15 @@ private func notices(_ log: String) -> [String] {
     kill(holder.processIdentifier, SIGCONT)
     #expect(try captures(in: s.inbox).count == 3)
 }
+
+/// Where /proc/locks cannot be read (no /proc in a container), the receipt claims nothing about
+/// outld: it says the usual, never "no outld is running".
+@Test(.enabled(if: geteuid() == 0 && access("/usr/bin/unshare", X_OK) == 0, "needs root and unshare to hide /proc/locks"))
+func without_proc_locks_the_receipt_claims_nothing() throws {
+    let s = Sandbox()
+    let env = s.baseEnv.map { "\($0.key)=\($0.value)" }
+    let script = "mount --bind /dev/null /proc/locks || exit 99; exec env \"$@\""
+    let r = try run("/usr/bin/unshare", ["-m", "sh", "-c", script, "sh"] + env + [writer, "--at", "2026-12-02T10:00:00Z", "x"], env: s.baseEnv)
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(r.stderr.hasSuffix("; lands in your journal when outld drains it\n"), "\(r.stderr)")
+}

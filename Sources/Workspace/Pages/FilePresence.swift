@@ -31,8 +31,8 @@ struct FilePresence: Equatable {
         if !new.isEmpty { FilePresence.line("f", epoch, new, into: &out) }
         let gone = present.subtracting(ids).sorted()
         if !gone.isEmpty { FilePresence.line("b", nil, gone, into: &out) }
-        apply("f", epoch, new)
-        apply("b", nil, gone)
+        apply(.firstSeen(epoch), new)
+        apply(.gone, gone)
         return out
     }
 
@@ -44,40 +44,44 @@ struct FilePresence: Equatable {
         // Held already: in the file since some time before this epoch, so first seen at e - 1.
         let earlier = ids.filter { firstSeen[$0] == nil && fileHeld($0) }.sorted()
         if !earlier.isEmpty { FilePresence.line("f", e - 1, earlier, into: &out) }
-        apply("f", e - 1, earlier)
+        apply(.firstSeen(e - 1), earlier)
         let shown = ids.filter { !present.contains($0) }.sorted()
         FilePresence.line("s", e, shown, into: &out)
-        apply("s", e, shown)
+        apply(.shown(e), shown)
         let gone = present.subtracting(ids).sorted()
         if !gone.isEmpty { FilePresence.line("b", nil, gone, into: &out) }
-        apply("b", nil, gone)
+        apply(.gone, gone)
         return out
     }
 
     /// Replays one record line (without its newline); false when it is not one of presence's.
     mutating func replay(_ line: ArraySlice<UInt8>) -> Bool {
-        guard let kind = line.first, [UInt8(ascii: "f"), UInt8(ascii: "s"), UInt8(ascii: "b")].contains(kind) else { return false }
-        let words = line.dropFirst().split(separator: UInt8(ascii: " "))
-        var ids = words[...]
-        var e: Int? = nil
-        if kind != UInt8(ascii: "b") {
-            guard let w = ids.popFirst(), let n = Int(String(decoding: w, as: UTF8.self)), n >= 0 else { return false }
-            e = n
+        guard let kind = line.first else { return false }
+        var words = line.dropFirst().split(separator: UInt8(ascii: " "))[...]
+        func epoch() -> Int? {
+            words.popFirst().flatMap { Int(String(decoding: $0, as: UTF8.self)) }.flatMap { $0 >= 0 ? $0 : nil }
+        }
+        let change: Change
+        switch kind {
+        case UInt8(ascii: "f"): guard let e = epoch() else { return false }; change = .firstSeen(e)
+        case UInt8(ascii: "s"): guard let e = epoch() else { return false }; change = .shown(e)
+        case UInt8(ascii: "b"): change = .gone
+        default: return false
         }
         var parsed: [BlockID] = []
-        for w in ids {
+        for w in words {
             guard let id = BlockID(String(decoding: w, as: UTF8.self)) else { return false }
             parsed.append(id)
         }
-        apply(String(UnicodeScalar(kind)), e, parsed)
+        apply(change, parsed)
         return true
     }
 
     /// Every line that rebuilds this presence, for a record written whole.
     func spelled() -> [UInt8] {
         var out: [UInt8] = []
-        for (e, ids) in Dictionary(grouping: firstSeen.keys, by: { firstSeen[$0]! }).sorted(by: { $0.key < $1.key }) {
-            FilePresence.line("f", e, ids.sorted(), into: &out)
+        for (e, ids) in Dictionary(grouping: firstSeen, by: \.value).sorted(by: { $0.key < $1.key }) {
+            FilePresence.line("f", e, ids.map(\.key).sorted(), into: &out)
         }
         for (e, ids) in Dictionary(grouping: present, by: { shownSince[$0] ?? epoch }).sorted(by: { $0.key < $1.key }) {
             FilePresence.line("s", e, ids.sorted(), into: &out)
@@ -86,18 +90,21 @@ struct FilePresence: Equatable {
         return out
     }
 
-    private mutating func apply(_ kind: String, _ e: Int?, _ ids: [BlockID]) {
-        switch kind {
-        case "f":
-            for id in ids { firstSeen[id] = min(firstSeen[id] ?? e!, e!) }
-        case "s":
-            epoch = max(epoch, e!)
+    /// What one record line does.
+    private enum Change { case firstSeen(Int), shown(Int), gone }
+
+    private mutating func apply(_ change: Change, _ ids: [BlockID]) {
+        switch change {
+        case .firstSeen(let e):
+            for id in ids { firstSeen[id] = min(firstSeen[id] ?? e, e) }
+        case .shown(let e):
+            epoch = max(epoch, e)
             for id in ids {
-                firstSeen[id] = min(firstSeen[id] ?? e!, e!)
-                shownSince[id] = e!
+                firstSeen[id] = min(firstSeen[id] ?? e, e)
+                shownSince[id] = e
                 present.insert(id)
             }
-        default:
+        case .gone:
             for id in ids {
                 present.remove(id)
                 shownSince[id] = nil
