@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "Daemon", dependencies: [
             "Drain", "Workspace", "CaptureInbox", "CaptureFormat", "OutlConfig", "SystemCalls", "BatchIO", "CInotifyShim", "CLibsystemd",
         ]),
-        .executableTarget(name: "outld", dependencies: ["Daemon", "OutlConfig"]),
+        .executableTarget(name: "outld", dependencies: ["Daemon", "OutlConfig", "SystemCalls"]),
 
         // Tests. TestSupport runs real processes on real temporary directories.
         .target(name: "TestSupport", dependencies: ["SystemCalls"], path: "Tests/TestSupport"),

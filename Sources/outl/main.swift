@@ -243,38 +243,24 @@ case "debug-boot":
     say("ops=\(s.ops) bytes=\(s.bytes) blocks=\(s.blocks) pages=\(s.pages) seconds=\(secs) ops_per_second=\(Int(Double(s.ops) / secs))\n")
 case "debug-merge":
     // bench/merge.sh drives this: boots over OPS-FILE (another device's log), projects, then K times
-    // delivers OPS-FILE grown by one more line of FULL-LOG as Syncthing does (temp file, rename) and
-    // times mergeForeignOps and projectDirtyPages; prints the boot time and each step's median.
+    // delivers OPS-FILE grown by one more line of FULL-LOG as Syncthing does and times
+    // mergeForeignOps and projectDirtyPages (DebugMerge); prints the boot time and each step's median.
     guard rest.count == 4, let k = Int(rest[3]), k > 0 else { fail(64, "usage: outl debug-merge FULL-LOG OPS-FILE K") }
-    func seconds(_ body: () async throws -> Void) async rethrows -> Double {
-        let start = monotonicNanoseconds()
-        try await body()
-        return Double(monotonicNanoseconds() - start) / 1e9
-    }
     let full: [UInt8]
     do { full = try Durable.readRegularFile(rest[1], limit: 1 << 34) } catch { fail(66, "\(rest[1]): \(error)") }
     var ends: [Int] = []  // where each of the last K lines ends
     var at = full.count
     while ends.count < k, at > 0, let nl = full[..<(at - 1)].lastIndex(of: 10) { ends.append(at); at = nl + 1 }
     guard ends.count == k else { fail(65, "\(rest[1]): fewer than \(k) lines") }
-    var ws: Workspace! = nil
-    let boot = await seconds { ws = open(config, write: true) }
+    let t0 = monotonicNanoseconds()
+    let ws = open(config, write: true)
+    let boot = Double(monotonicNanoseconds() - t0) / 1e9
     let booted = await ws.bootSummary
     do {
-        _ = try await ws.projectDirtyPages()
-        var merges: [Double] = [], projections: [Double] = [], applied = 0
-        for end in ends.reversed() {
-            let tmp = Path.join(Path.parent(of: rest[2]), ".syncthing.\(Path.lastComponent(rest[2])).tmp")
-            let fd = try Sys.open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            try full.withUnsafeBytes { try Sys.writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[..<end])) }
-            Sys.close(fd)
-            try Sys.rename(tmp, rest[2])
-            merges.append(try await seconds { applied += try await ws.mergeForeignOps().applied })
-            projections.append(try await seconds { _ = try await ws.projectDirtyPages() })
-        }
+        let t = try DebugMerge.run(ws, full: full, ends: ends.reversed(), opsFile: rest[2])
         let median = { (v: [Double]) in v.sorted()[v.count / 2] }
-        say("boot_ops=\(booted.ops) boot_seconds=\(boot) merges=\(k) applied=\(applied) merge_seconds=\(median(merges)) "
-            + "project_seconds=\(median(projections)) merge_project_seconds=\(median(zip(merges, projections).map { $0 + $1 }))\n")
+        say("boot_ops=\(booted.ops) boot_seconds=\(boot) merges=\(k) applied=\(t.applied) merge_seconds=\(median(t.merges)) "
+            + "project_seconds=\(median(t.projections)) merge_project_seconds=\(median(zip(t.merges, t.projections).map { $0 + $1 }))\n")
     } catch {
         fail(74, "\(error)")
     }

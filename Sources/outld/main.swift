@@ -9,6 +9,7 @@ import Glibc
 #endif
 import Daemon
 import OutlConfig
+import SystemCalls
 
 let signals: SignalSource
 do {

@@ -3,8 +3,10 @@
  * "publish": temp file, write, fsync, rename, fsync dir (the writer's step: a small file, a new name).
  * "page" (with BYTES and TEMPDIR): a page of BYTES written as the projection writes it: temp file in
  * TEMPDIR, write, fsync, rename over the page's existing file in DIR, fsync DIR.
+ * "delivered" (with DELIVERY, a file): the same page write, each right after DELIVERY is rewritten
+ * and renamed over itself as Syncthing delivers a grown op log (untimed), as in bench/merge.sh.
  * Prints p50 and p99 in microseconds for each, to sit beside outld's figures in one run.
- * Usage: floor DIR [N [BYTES TEMPDIR]] */
+ * Usage: floor DIR [N [BYTES TEMPDIR [DELIVERY]]] */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -75,8 +77,35 @@ int main(int argc, char **argv) {
                 rename(tmp, path) != 0 || fsync(dfd) != 0) { perror("page"); return 1; }
             t[i] = now_us() - s;
         }
-        unlink(path);
         report("page", t, n);
+        if (argc > 5) {
+            /* The same page write, each right after a delivery as bench/merge.sh makes one: the op
+             * log at DELIVERY rewritten whole (temp, write, fsync, rename over it, as Syncthing
+             * does). The replaced file's blocks are freed and, with ext4's discard, trimmed at the
+             * next journal commit, which the page's own fsync then waits on: that cost is the
+             * delivery's, and this floor pays it too. */
+            const char *delivery = argv[5];
+            char dtmp[4096];
+            snprintf(dtmp, sizeof dtmp, "%s.floor-delivery.tmp", delivery);
+            int d = open(delivery, O_RDONLY | O_CLOEXEC);
+            off_t dbytes = d < 0 ? -1 : lseek(d, 0, SEEK_END);
+            char *log = dbytes > 0 ? malloc((size_t)dbytes) : NULL;
+            if (!log || pread(d, log, (size_t)dbytes, 0) != dbytes) { perror("delivery"); return 1; }
+            close(d);
+            for (int i = 0; i < n; i++) {
+                d = open(dtmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (d < 0 || write(d, log, (size_t)dbytes) != dbytes || fsync(d) != 0 || close(d) != 0 ||
+                    rename(dtmp, delivery) != 0) { perror("delivery"); return 1; }
+                long long s = now_us();
+                f = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+                if (f < 0 || write(f, page, bytes) != (ssize_t)bytes || fsync(f) != 0 || close(f) != 0 ||
+                    rename(tmp, path) != 0 || fsync(dfd) != 0) { perror("page"); return 1; }
+                t[i] = now_us() - s;
+            }
+            free(log);
+            report("delivered", t, n);
+        }
+        unlink(path);
     }
     return 0;
 }

@@ -1,5 +1,6 @@
 // MainThreadExecutor: runs all of outld's async work (its loop and the Workspace actor, a default
-// actor, which follows a task's executor preference) on the thread that calls `run()`.
+// actor, which follows a task's executor preference) on the thread that calls `run()`; bench/merge.sh
+// runs `outl debug-merge` on it too, so it times what outld does.
 // Why: Swift's default executor on Linux is libdispatch's thread pool, and the first pool thread
 // arms libdispatch's workqueue monitor, a 1-second timer that wakes the process forever. With
 // this executor no pool thread starts, so an idle outld makes no wake-ups beyond the watchdog.
