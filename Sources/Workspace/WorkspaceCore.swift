@@ -10,6 +10,8 @@ import SystemCalls
 
 final class WorkspaceCore {
     let root: String
+    /// journals/, pages/ and .outl/'s directories, held open between passes (HeldDirectories).
+    let directories: HeldDirectories
     let opsDir: String
     let tmpDir: String
     private var locks: WriteLocks
@@ -41,6 +43,7 @@ final class WorkspaceCore {
 
     init(options: WorkspaceOptions) throws {
         root = options.root
+        directories = HeldDirectories(root: root)
         opsDir = Path.join(root, ".outl/ops")
         tmpDir = Path.join(root, ".outl/tmp")
         journalSetting = options.journalFileFormat
@@ -65,6 +68,7 @@ final class WorkspaceCore {
             throw error
         }
         locks = taken
+        follower.directories = directories
         writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender, seen: seen, log: log)
         pages = PageFiles(stateDir: stateDir, records: ReconcilerRecords(stateDir: stateDir, log: log))
         transit = WorkInTransit(root: root, opsDir: opsDir, ownOpFile: OpLogWriter.fileName(actor), settleMs: options.syncSettleMs)
@@ -76,7 +80,8 @@ final class WorkspaceCore {
 
     /// The directories the workspace reads and writes: a link (or a file) at one of them is refused
     /// by name (`UnsafeComponent`), never followed, before any file in them is read or written; a
-    /// missing one is made when first needed. (Each pass opens them again the same way.)
+    /// missing one is made when first needed. (They are held open after, and each pass checks them
+    /// again: HeldDirectories.)
     static let ownDirectories = [".outl/ops", ".outl/tmp", ".outl/set-aside", "journals", "pages"]
 
     static func refuseLinks(_ root: String) throws {
@@ -97,6 +102,7 @@ final class WorkspaceCore {
         writer.close()
         do { try seen.sync() } catch { log.warning("\(error)") }
         seen.close()
+        directories.closeAll()
         locks.release()
     }
 
@@ -258,8 +264,7 @@ final class WorkspaceCore {
     /// Disagreements between the op log's projection and the files on disk, one line each.
     func check() -> [String] {
         var problems: [String] = []
-        let dirs = PageDirectories(root: root)
-        defer { dirs.close() }
+        let dirs = PageDirectories(directories)
         for (id, page) in model.pages.sorted(by: { $0.key < $1.key }) {
             let loc: PageLocation?
             do { loc = try location(of: id, dirs: dirs) } catch { problems.append("\(error)"); continue }

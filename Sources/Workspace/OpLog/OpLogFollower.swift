@@ -66,6 +66,20 @@ final class OpLogFollower {
         catch let e as Errno { throw WorkspaceError.io(e, path: dir) }
     }
 
+    /// The workspace's held directories (WorkspaceCore's), so a live merge does not walk from the
+    /// root each time; nil: each merge opens `.outl/ops` as `openDirectory` does.
+    var directories: HeldDirectories?
+
+    /// `.outl/ops` for one live merge: held open and checked again now (HeldDirectories.expire);
+    /// `ours` when it is a fresh descriptor (nothing held) that the caller closes.
+    private func heldDirectory() throws -> (FileDescriptor?, ours: Bool) {
+        guard let directories else { return (try openDirectory(), true) }
+        directories.expire()
+        do { return (try directories.directory(".outl/ops"), false) }
+        catch let e as Errno where e == .ENOENT { return (nil, false) }
+        catch let e as Errno { throw WorkspaceError.io(e, path: dir) }
+    }
+
     /// The op files there now, in name order; none when the directory does not exist.
     func names() throws -> [String] {
         guard let d = try openDirectory() else { return [] }
@@ -182,8 +196,8 @@ final class OpLogFollower {
     /// keeps its ops, in the model and in its archive.
     func follow(sink: (RawOpView, _ next: BlockID?) -> Void) throws -> [Delivery] {
         var out: [Delivery] = []
-        let opsFD = try openDirectory()
-        defer { opsFD?.close() }
+        let (opsFD, ours) = try heldDirectory()
+        defer { if ours { opsFD?.close() } }
         for name in try names(in: opsFD) where name != ownName {
             let path = Path.join(dir, name)
             var c = cursors[name] ?? OpFileCursor()

@@ -9,47 +9,29 @@ import Glibc
 #endif
 import SystemCalls
 
-/// journals/ and pages/, each opened once per pass from the workspace's root, one component at a
-/// time without following a link (DirectoryWalk); .outl/tmp the same way, for the temporaries.
-final class PageDirectories {
-    let root: String
-    private var opened: [String: FileDescriptor] = [:]
-    private var absent: Set<String> = []
+/// journals/, pages/ and .outl/tmp for one pass: the workspace's held directories (HeldDirectories,
+/// opened one component at a time without following a link), checked again once at the start of
+/// the pass, so what a peer did to them since the last pass is seen before any file in them is used.
+struct PageDirectories {
+    let held: HeldDirectories
+    var root: String { held.root }
 
-    init(root: String) { self.root = root }
+    init(_ held: HeldDirectories) {
+        self.held = held
+        held.expire()
+    }
 
     /// The directory (`journals`, `pages`, `.outl/tmp`), nil when it does not exist.
     func existing(_ rel: String) throws -> FileDescriptor? {
-        if let d = opened[rel] { return d }
-        if absent.contains(rel) { return nil }
-        do {
-            let d = try DirectoryWalk.open(Path.join(root, rel), beneath: root)
-            opened[rel] = d
-            return d
-        } catch let e as Errno where e == .ENOENT {
-            absent.insert(rel)
-            return nil
-        } catch {
-            throw PageFileError(rel, error)
-        }
+        do { return try held.directory(rel) }
+        catch let e as Errno where e == .ENOENT { return nil }
+        catch { throw PageFileError(rel, error) }
     }
 
     /// The directory, made (and its parent fsync'd) if it does not exist.
     func created(_ rel: String) throws -> FileDescriptor {
-        if let d = try existing(rel) { return d }
-        do {
-            let d = try DirectoryWalk.open(Path.join(root, rel), beneath: root, create: rel.hasPrefix(".outl") ? 0o700 : 0o755)
-            absent.remove(rel)
-            opened[rel] = d
-            return d
-        } catch {
-            throw PageFileError(rel, error)
-        }
-    }
-
-    func close() {
-        for d in opened.values { d.close() }
-        opened.removeAll()
+        do { return try held.directory(rel, create: rel.hasPrefix(".outl") ? 0o700 : 0o755) }
+        catch { throw PageFileError(rel, error) }
     }
 }
 
@@ -77,9 +59,8 @@ extension WorkspaceCore {
     func projectStalePages() throws -> [String] {
         let now = wallClockMilliseconds()
         _ = pages.retryDue(now: now)
-        let dirs = PageDirectories(root: root)
+        let dirs = PageDirectories(directories)
         defer {
-            dirs.close()
             pages.recordFailures(log: log)
             // The archive's copy of what was just acknowledged, synced once the pass's work is done.
             do { try seen.sync() } catch { log.warning("syncing this device's archive of ops: \(error)") }
@@ -336,8 +317,7 @@ extension WorkspaceCore {
     /// of a failing page is due, nil when nothing waits or fails.
     func judgeWaiting() throws -> Int64? {
         pages.markStale(pages.waiting.map(\.0))
-        let dirs = PageDirectories(root: root)
-        defer { dirs.close() }
+        let dirs = PageDirectories(directories)
         for (rel, s) in pages.strays.sorted(by: { $0.key < $1.key }) {
             do { try takeStray(rel, s.kind, page: s.page, origin: s.origin, dirs: dirs) }
             catch let e as PageFileError { strayUnreadable(rel, e) }
@@ -357,8 +337,7 @@ extension WorkspaceCore {
 
     /// Paths (absolute) of the page files and strays whose changes wait.
     var waitingPaths: [String] {
-        let dirs = PageDirectories(root: root)
-        defer { dirs.close() }
+        let dirs = PageDirectories(directories)
         var out = pages.strays.keys.map { Path.join(root, $0) }
         for (id, _) in pages.waiting { if let l = try? location(of: id, dirs: dirs) { out.append(Path.join(root, l.rel)) } }
         return out.sorted()
@@ -428,16 +407,14 @@ extension WorkspaceCore {
         let parts = rel.split(separator: "/", omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0] == "journals" || parts[0] == "pages" else { throw WorkspaceError.badPath(path) }
         guard parts[1].hasSuffix(".md"), !parts[1].hasPrefix(".") else { return }
-        let dirs = PageDirectories(root: root)
-        defer { dirs.close() }
+        let dirs = PageDirectories(directories)
         try noteFile(rel, origin: origin, dirs: dirs)
         _ = try projectStalePages()
     }
 
     /// Every file under journals/ and pages/, as if each had changed while nobody watched, then a pass.
     func reconcileAll() throws {
-        let dirs = PageDirectories(root: root)
-        defer { dirs.close() }
+        let dirs = PageDirectories(directories)
         for dir in ["journals", "pages"] {
             let names: [String]
             do {

@@ -1,0 +1,104 @@
+// HeldDirectories: directories below a root nobody fully controls, opened by DirectoryWalk's rules
+// once and then held open, so a busy caller (a projection, a merge) does not walk from the root each
+// time. Invariant: a descriptor handed out since the last `expire()` was checked after it: the root
+// is still the directory at its path, and each component below it still the directory its parent
+// holds at that name, seen by fstatat without following; one that is not is closed and opened again,
+// so a directory replaced, removed or made a link is never used through the old descriptor.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+public final class HeldDirectories {
+    public let root: String
+    private struct Held {
+        let fd: FileDescriptor
+        let device: UInt64
+        let inode: UInt64
+        var checked: UInt64
+
+        init(_ fd: FileDescriptor, checked: UInt64) throws {
+            let st: stat
+            do { st = try fd.stat() } catch { fd.close(); throw error }
+            self.fd = fd
+            device = UInt64(st.st_dev); inode = UInt64(st.st_ino)
+            self.checked = checked
+        }
+
+        func isStill(_ st: stat) -> Bool {
+            st.st_mode & S_IFMT == S_IFDIR && UInt64(st.st_dev) == device && UInt64(st.st_ino) == inode
+        }
+    }
+    private var top: Held?
+    /// By path below the root ("journals", ".outl/tmp"); every prefix of a held path is held too.
+    private var held: [String: Held] = [:]
+    private var generation: UInt64 = 1
+
+    public init(root: String) { self.root = root }
+
+    deinit { closeAll() }
+
+    /// Everything held is checked again before its next use (call at the start of each pass: what
+    /// a peer did to the tree between passes is seen; within one, the tree is taken as it was).
+    public func expire() { generation &+= 1 }
+
+    /// The directory at `rel` below the root (one or more components). With `create`, a missing
+    /// component is made with that mode (see DirectoryWalk.open). Throws as DirectoryWalk.open
+    /// does: ENOENT for a missing one, `UnsafeComponent` for a link or a non-directory.
+    public func directory(_ rel: String, create: mode_t? = nil) throws -> FileDescriptor {
+        var parent = try rootDirectory(create: create)
+        var prefix = ""
+        for name in rel.split(separator: "/") where name != "." {
+            let parentPrefix = prefix
+            prefix = prefix.isEmpty ? String(name) : prefix + "/" + name
+            if var h = held[prefix] {
+                if h.checked == generation { parent = h.fd; continue }
+                if let st = try? parent.stat(String(name), fullPath: Path.join(root, prefix)), h.isStill(st) {
+                    h.checked = generation
+                    held[prefix] = h
+                    parent = h.fd
+                    continue
+                }
+                drop(prefix)
+            }
+            let fd = try DirectoryWalk.open(Path.join(root, prefix), beneath: parentPrefix.isEmpty ? root : Path.join(root, parentPrefix),
+                                            create: create, from: parent)
+            let h = try Held(fd, checked: generation)
+            held[prefix] = h
+            parent = h.fd
+        }
+        return parent
+    }
+
+    /// Closes everything held; the next use opens again.
+    public func closeAll() {
+        for h in held.values { h.fd.close() }
+        held.removeAll()
+        top?.fd.close()
+        top = nil
+    }
+
+    private func rootDirectory(create: mode_t?) throws -> FileDescriptor {
+        if var t = top {
+            if t.checked == generation { return t.fd }
+            // The root is the user's choice and may be reached through links: its path is followed.
+            if let st = try? Sys.statFollowingLinks(root), t.isStill(st) {
+                t.checked = generation
+                top = t
+                return t.fd
+            }
+            closeAll()
+        }
+        let t = try Held(try DirectoryWalk.open(root, beneath: root, create: create), checked: generation)
+        top = t
+        return t.fd
+    }
+
+    /// Closes `prefix` and everything held below it.
+    private func drop(_ prefix: String) {
+        let below = prefix + "/"
+        for (k, h) in held where k == prefix || k.hasPrefix(below) {
+            h.fd.close()
+            held[k] = nil
+        }
+    }
+}
