@@ -131,12 +131,16 @@ public enum Durable {
                 if out.count > limit { throw Errno(EFBIG) }  // the file grew while we read it
                 out.append(contentsOf: repeatElement(0, count: max(4096, out.count)))
             }
+            let asked = out.count - got
             let n = try out.withUnsafeMutableBytes { (b) throws -> Int in
                 try Sys.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[got...]))
             }
             if n == 0 { break }
             got += n
             if got > limit { throw Errno(EFBIG) }
+            // A regular file's read comes back short only at its end (EINTR is retried in Sys):
+            // the one more byte asked for says the file ends there, without a read that returns 0.
+            if n < asked { break }
         }
         out.removeSubrange(got...)
         return out

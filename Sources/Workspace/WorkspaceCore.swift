@@ -102,6 +102,7 @@ final class WorkspaceCore {
         writer.close()
         do { try seen.sync() } catch { log.warning("\(error)") }
         seen.close()
+        pages.records.close()
         directories.closeAll()
         locks.release()
     }

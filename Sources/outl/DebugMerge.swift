@@ -19,7 +19,10 @@ enum DebugMerge {
         let executor = MainThreadExecutor()
         nonisolated(unsafe) var result: Result<Timings, Error> = .failure(Errno(EINTR))
         Task.detached(executorPreference: executor) {
-            do { result = .success(try await deliveries(ws, full: full, ends: ends, opsFile: opsFile)) }
+            do {
+                _ = try await ws.projectDirtyPages()  // what the boot left stale, untimed
+                result = .success(try await deliveries(ws, full: full, ends: ends, opsFile: opsFile))
+            }
             catch { result = .failure(error) }
             executor.finish()
         }
@@ -33,7 +36,6 @@ enum DebugMerge {
             try await body()
             return Double(monotonicNanoseconds() - start) / 1e9
         }
-        _ = try await ws.projectDirtyPages()
         var t = Timings()
         let tmp = Path.join(Path.parent(of: opsFile), ".syncthing.\(Path.lastComponent(opsFile)).tmp")
         for end in ends {

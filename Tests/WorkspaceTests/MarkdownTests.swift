@@ -161,3 +161,29 @@ func normalized(_ page: MDPage) -> MDPage {
     #expect(render("> quoted\nmore") == "- > quoted\n  id:: \(id)\n  captured-at:: t\n  source:: cli\n  more\n")
     #expect(render("```\nunclosed") == "- \\```\n  captured-at:: t\n  source:: cli\n  id:: \(id)\n  unclosed\n")
 }
+
+/// The plain path (Markdown.isPlain) writes exactly what the escaping path writes, for texts built
+/// from the bytes that matter to it: colons alone and in pairs, backslashes, controls, openers.
+@Test func a_plain_line_renders_as_the_escaping_path_renders_it() {
+    var r = Rng(s: 7)
+    let pieces = ["a", "word", " ", ":", "::", ": ", ":: ", "a::b", "\\", "\t", "-", "#", "1.", "[x]:", "$$", "<div>",
+                  "```", ">", "http://example.com:8080/x", "10:30", "ü", "key:", "x:y:z", "\u{7F}"]
+    var plainSeen = 0, escapedSeen = 0
+    for _ in 0..<20_000 {
+        var text = ""
+        for _ in 0..<(1 + r.below(6)) { text += pieces[r.below(pieces.count)] }
+        let props = r.below(2) == 0 ? [Property("source", "cli")] : []
+        let b = MDBlock(id: BlockID.random(), text: text, props: props)
+        for depth in [0, 2] {
+            var fast: [UInt8] = [], full: [UInt8] = []
+            Markdown.render(b, depth: depth, &fast)
+            Markdown.renderEscaped(b, depth: depth, &full)
+            #expect(fast == full, "\(text.debugDescription) at depth \(depth):\n\(String(decoding: fast, as: UTF8.self))\n\(String(decoding: full, as: UTF8.self))")
+            if fast != full { return }
+        }
+        if Markdown.isPlain(text) { plainSeen += 1 } else { escapedSeen += 1 }
+    }
+    #expect(plainSeen > 1000 && escapedSeen > 1000, "plain \(plainSeen), escaped \(escapedSeen): the texts do not exercise both paths")
+    #expect(Markdown.isPlain("capture number 7: buy oat milk at 10:30"))
+    #expect(!Markdown.isPlain("a:: b") && !Markdown.isPlain("x ::y") && !Markdown.isPlain("- a"))
+}

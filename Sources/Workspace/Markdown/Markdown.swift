@@ -113,20 +113,34 @@ public enum Markdown {
     /// The block's own lines (its children are the caller's); they depend on its id, text,
     /// properties and depth alone (PageRenderer relies on it).
     static func render(_ b: MDBlock, depth: Int, _ out: inout [UInt8]) {
-        // Nearly every capture is one plain line: no escape site can be in it (nothing special at
-        // its start, no colon, no backslash, no control), so it is written without the plan.
-        let plain: Bool? = b.text.utf8.withContiguousStorageIfAvailable { t in
+        guard isPlain(b.text) else { return renderEscaped(b, depth: depth, &out) }
+        pad(depth, &out)
+        out.append(DASH); out.append(SP)
+        out.append(contentsOf: b.text.utf8)
+        out.append(LF)
+        meta(b, depth: depth, idFirst: false, &out)
+    }
+
+    /// Nearly every capture is one plain line, in which no escape site can be: nothing special at
+    /// its start (so no construct and no region opens there), no control byte (so one line), no
+    /// backslash (no run, no trailing one) and no `::` (a colon makes a site only as part of one:
+    /// a property's `key::` or a first line's `:: `). Such a text is written as it is, without the
+    /// plan; `renderEscaped` writes the same bytes for it (MarkdownTests holds them to that).
+    static func isPlain(_ text: String) -> Bool {
+        let plain: Bool? = text.utf8.withContiguousStorageIfAvailable { t in
             guard let f = t.first, !Escapes.special(f) else { return false }
-            return !t.contains { $0 < SP || $0 == COLON || $0 == BS }
+            var colon = false
+            for c in t {
+                if c < SP || c == BS || (colon && c == COLON) { return false }
+                colon = c == COLON
+            }
+            return true
         }
-        if plain == true {
-            pad(depth, &out)
-            out.append(DASH); out.append(SP)
-            out.append(contentsOf: b.text.utf8)
-            out.append(LF)
-            meta(b, depth: depth, idFirst: false, &out)
-            return
-        }
+        return plain == true
+    }
+
+    /// The block's lines through the plan: escapes, regions kept whole, where the properties go.
+    static func renderEscaped(_ b: MDBlock, depth: Int, _ out: inout [UInt8]) {
         var text: [UInt8] = []
         normalize(Array(b.text.utf8)[...], newline: LF, into: &text)
         let lines = text.split(separator: LF, omittingEmptySubsequences: false)

@@ -21,6 +21,11 @@ struct FilePresence: Equatable {
         return held.contains { firstSeen[$0].map { $0 >= since } ?? false }
     }
 
+    /// Whether `ids` (each once) are exactly the ids present.
+    func shows(exactly ids: [BlockID]) -> Bool {
+        ids.count == present.count && ids.allSatisfy { present.contains($0) }
+    }
+
     // MARK: changes, each also spelled as the record's line that replays it
 
     /// The page's own file was read, holding `ids`: ids not seen before were (at the latest) in it
@@ -37,18 +42,21 @@ struct FilePresence: Equatable {
     }
 
     /// A projection showing `ids` is in the file; `fileHeld` says which of them the file held just
-    /// before (all of them when the file was left as it was). Returns the record's line.
-    mutating func projected(_ ids: [BlockID], fileHeld: (BlockID) -> Bool) -> [UInt8] {
+    /// before (all of them when the file was left as it was; nil: those `present` says). Returns the
+    /// record's line.
+    mutating func projected(_ ids: [BlockID], fileHeld: ((BlockID) -> Bool)?) -> [UInt8] {
         let e = epoch + 1
         var out: [UInt8] = []
         // Held already: in the file since some time before this epoch, so first seen at e - 1.
-        let earlier = ids.filter { firstSeen[$0] == nil && fileHeld($0) }.sorted()
+        let earlier = ids.filter { firstSeen[$0] == nil && (fileHeld?($0) ?? present.contains($0)) }.sorted()
         if !earlier.isEmpty { FilePresence.line("f", e - 1, earlier, into: &out) }
         apply(.firstSeen(e - 1), earlier)
         let shown = ids.filter { !present.contains($0) }.sorted()
+        // The ids (each once) that were present are ids.count - shown.count of them: when that is
+        // all of `present`, none is gone, and no set of the ids is made.
+        let gone = present.count == ids.count - shown.count ? [] : present.subtracting(ids).sorted()
         FilePresence.line("s", e, shown, into: &out)
         apply(.shown(e), shown)
-        let gone = present.subtracting(ids).sorted()
         if !gone.isEmpty { FilePresence.line("b", nil, gone, into: &out) }
         apply(.gone, gone)
         return out

@@ -100,12 +100,12 @@ extension WorkspaceCore {
             catch let e as Errno where e == .ENOENT { return false }
             catch { throw PageFileError("journals/\(name)", error) }
         }
-        switch (try exists(logseq), try exists(iso)) {
-        case (true, true): return PageLocation(dir: "journals", name: logseq, otherSpellings: [iso])
-        case (true, false): return PageLocation(dir: "journals", name: logseq)
-        case (false, true): return PageLocation(dir: "journals", name: iso)
-        case (false, false): return PageLocation(dir: "journals", name: Path.lastComponent(rel))
-        }
+        // The spelling the setting names is the file whenever the other one is absent (the usual
+        // case: one lookup); when the other exists, whether this one does too decides.
+        let named = Path.lastComponent(rel), other = named == logseq ? iso : logseq
+        guard try exists(other) else { return PageLocation(dir: "journals", name: named) }
+        if try exists(named) { return PageLocation(dir: "journals", name: logseq, otherSpellings: [iso]) }
+        return PageLocation(dir: "journals", name: other)
     }
 
     /// Reads `name` in `dir` (nil when absent); anything but a regular file within the limit is a
@@ -146,14 +146,14 @@ extension WorkspaceCore {
         }
         var identity = file?.identity
         var wrote = false
-        if file?.bytes != bytes, !(file == nil && bytes.isEmpty) {
+        let unchanged = sameBytes(file?.bytes, bytes)
+        if !unchanged, !(file == nil && bytes.isEmpty) {
             identity = try publish(bytes, rel: loc.rel, dir: loc.dir, name: loc.name, page: id, dirs: dirs)
             wrote = true
         }
         // What the file held just before: all of it when it was left as it was, else what its last
         // reading (or this device's last projection) showed.
-        let present = pages.records.presence(of: id).present
-        pages.records.remember(bytes, ids: shown, fileHeld: file?.bytes == bytes ? { _ in true } : { present.contains($0) },
+        pages.records.remember(bytes, ids: shown, fileHeld: unchanged ? { _ in true } : nil,
                                identity: identity, of: id)
         pages.clean(id)
         return wrote ? Path.join(root, loc.rel) : nil
@@ -195,10 +195,10 @@ extension WorkspaceCore {
         let records = pages.records
         let projections = records.projections(of: id)
         if stray == nil {
-            if projections.last == current { return nil }
-            if pages.lastReconciled[id] == current { return nil }
+            if sameBytes(projections.last, current) { return nil }
+            if sameBytes(pages.lastReconciled[id], current) { return nil }
         }
-        if current == render(id) { return nil }
+        if sameBytes(current, render(id)) { return nil }
         let parsed = Markdown.parse(current)
         // The page's own file as read now is what a buffer opened now would hold; noted once its
         // changes are judged against what was known before it.

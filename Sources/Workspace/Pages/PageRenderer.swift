@@ -79,6 +79,15 @@ extension WorkspaceCore {
         // the index by id is built only once a block is not where the walk expects it.
         var next = 0
         var index: [BlockID: Int]? = nil
+        // Unchanged blocks' lines are copied a run at a time: a page that only gained a block at its
+        // end is one copy of its old bytes and one block rendered.
+        var run = 0..<0
+        func flush() {
+            guard !run.isEmpty else { return }
+            oldBytes.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[run])) }
+            run = 0..<0
+        }
+        var end = out.count  // where `out` ends once the run is copied
         for (id, row, depth) in outline {
             let content = blocks.rows[row].content
             var hit: Range<Int>? = nil
@@ -101,15 +110,20 @@ extension WorkspaceCore {
                     if e.content == content && e.depth == depth { hit = e.range }
                 }
             }
-            let start = out.count
+            let start = end
             if let hit {
-                out.append(contentsOf: oldBytes[hit])
+                if run.isEmpty || hit.lowerBound != run.upperBound { flush(); run = hit }
+                else { run = run.lowerBound..<hit.upperBound }
+                end += hit.count
             } else {
+                flush()
                 let b = blocks.block(at: row)
                 Markdown.render(MDBlock(id: id, text: b.text, props: b.props), depth: depth, &out)
+                end = out.count
             }
-            entries.append(PageRenderCache.Entry(id: id, content: content, depth: depth, range: start..<out.count))
+            entries.append(PageRenderCache.Entry(id: id, content: content, depth: depth, range: start..<end))
         }
+        flush()
         renderCache.keep(PageRenderCache.Rendering(bytes: out, preamble: preamble, preambleEnd: preambleEnd, entries: entries), of: pageID)
         return (out, entries.map(\.id))
     }

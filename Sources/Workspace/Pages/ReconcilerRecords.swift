@@ -69,7 +69,8 @@ final class ReconcilerRecords {
 
     /// The page's own file was read holding `ids` (FilePresence.read).
     func noteRead(_ ids: Set<BlockID>, of pageID: BlockID) {
-        var p = presence(of: pageID)
+        if bases[pageID] == nil { load(pageID) }
+        var p = presences.removeValue(forKey: pageID) ?? FilePresence()
         let out = p.read(ids)
         presences[pageID] = p
         if !out.isEmpty { keep(out, of: pageID) }
@@ -121,16 +122,18 @@ final class ReconcilerRecords {
     static let compactAfter = 16
 
     /// Records `bytes`, showing the blocks `ids`, as the page's newest projection (keeping the last
-    /// `keptBases`), what the file held just before (`fileHeld`, FilePresence.projected), and
+    /// `keptBases`), what the file held just before (`fileHeld`, FilePresence.projected; nil: what
+    /// it was last known to hold), and
     /// `identity` as its file's, by one append of what changed.
-    func remember(_ bytes: [UInt8], ids: [BlockID], fileHeld: (BlockID) -> Bool, identity: FileIdentity?, of pageID: BlockID) {
+    func remember(_ bytes: [UInt8], ids: [BlockID], fileHeld: ((BlockID) -> Bool)?, identity: FileIdentity?, of pageID: BlockID) {
         var list = projections(of: pageID)
         let known = identities[pageID]
-        var p = presences[pageID] ?? FilePresence()
+        // Taken out while it changes, so its tables are changed in place, not copied.
+        var p = presences.removeValue(forKey: pageID) ?? FilePresence()
         // The same bytes again still show blocks anew when a reading found the file without them.
-        let newBytes = list.last != bytes, newIdentity = identity != nil && identity != known
-        let newPresence = newBytes || Set(ids) != p.present
-        if !newPresence && !newIdentity { return }
+        let newBytes = !sameBytes(list.last, bytes), newIdentity = identity != nil && identity != known
+        let newPresence = newBytes || !p.shows(exactly: ids)
+        if !newPresence && !newIdentity { presences[pageID] = p; return }
         var out: [UInt8] = []
         if newBytes {
             list.append(bytes)
@@ -138,10 +141,8 @@ final class ReconcilerRecords {
             bases[pageID] = list
             out.append(contentsOf: "\(bytes.count)\n".utf8); out.append(contentsOf: bytes)
         }
-        if newPresence {
-            out.append(contentsOf: p.projected(ids, fileHeld: fileHeld))
-            presences[pageID] = p
-        }
+        if newPresence { out.append(contentsOf: p.projected(ids, fileHeld: fileHeld)) }
+        presences[pageID] = p
         if let identity, newIdentity {
             identities[pageID] = identity
             out.append(contentsOf: "i \(identity.device) \(identity.inode)\n".utf8)
@@ -153,7 +154,7 @@ final class ReconcilerRecords {
     /// appends (or one failed).
     private func keep(_ out: [UInt8], of pageID: BlockID) {
         let count = (entryCounts[pageID] ?? 0) + 1
-        if count <= ReconcilerRecords.compactAfter, append(basesFile(pageID), out) {
+        if count <= ReconcilerRecords.compactAfter, append(pageID, out) {
             entryCounts[pageID] = count
             return
         }
@@ -165,16 +166,45 @@ final class ReconcilerRecords {
         entryCounts[pageID] = 1
     }
 
+    /// Records open for appending, a few at a time: a page projected again appends without opening
+    /// its record again. Dropped when the record is written whole (a new file) or an append fails.
+    private var appending: [BlockID: Int32] = [:]
+    static let appendingKept = 16
+
     /// Appends to an existing record (never fsync'd, see the header); false when there is none yet
     /// or the append failed, so the record is written whole.
-    private func append(_ file: String, _ bytes: [UInt8]) -> Bool {
-        guard let fd = try? Sys.open(file, O_WRONLY | O_APPEND | O_NOFOLLOW, 0) else { return false }
-        defer { Sys.close(fd) }
-        do { try Sys.writeAll(fd, bytes); return true } catch { return false }
+    private func append(_ pageID: BlockID, _ bytes: [UInt8]) -> Bool {
+        let fd: Int32
+        if let open = appending[pageID] {
+            fd = open
+        } else {
+            guard let opened = try? Sys.open(basesFile(pageID), O_WRONLY | O_APPEND | O_NOFOLLOW, 0) else { return false }
+            if appending.count >= ReconcilerRecords.appendingKept, let (other, old) = appending.first {
+                Sys.close(old)
+                appending[other] = nil
+            }
+            appending[pageID] = opened
+            fd = opened
+        }
+        do { try Sys.writeAll(fd, bytes); return true } catch {
+            stopAppending(pageID)
+            return false
+        }
+    }
+
+    private func stopAppending(_ pageID: BlockID) {
+        if let fd = appending.removeValue(forKey: pageID) { Sys.close(fd) }
+    }
+
+    /// Closes the records held open for appending.
+    func close() {
+        for fd in appending.values { Sys.close(fd) }
+        appending.removeAll()
     }
 
     /// Writes one record by rename, without fsync (see the header); a failure is logged, not thrown.
     private func write(_ file: String, _ bytes: [UInt8], page: BlockID) {
+        stopAppending(page)
         do {
             try Durable.makeDirectory(dir, mode: 0o700)
             let tmp = file + ".tmp"
