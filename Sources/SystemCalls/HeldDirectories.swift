@@ -1,9 +1,10 @@
 // HeldDirectories: directories below a root nobody fully controls, opened by DirectoryWalk's rules
 // once and then held open, so a busy caller (a projection, a merge) does not walk from the root each
-// time. Invariant: a descriptor handed out since the last `expire()` was checked after it: the root
-// is still the directory at its path, and each component below it still the directory its parent
-// holds at that name, seen by fstatat without following; one that is not is closed and opened again,
-// so a directory replaced, removed or made a link is never used through the old descriptor.
+// time. Invariant: a descriptor handed out since the last `expire()` was checked after it: each
+// component below the root is still the directory its parent holds at that name, seen by fstatat
+// without following, and the root still the directory at its path (checked at most every
+// `rootCheckNs`: the root is the user's choice, out of a peer's reach); one that is not is closed and
+// opened again, so a directory replaced, removed or made a link is never used through the old one.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,8 +33,14 @@ public final class HeldDirectories {
     /// By path below the root ("journals", ".outl/tmp"); every prefix of a held path is held too.
     private var held: [String: Held] = [:]
     private var generation: UInt64 = 1
+    /// How long a check of the root stands (0: it is checked at every generation, like the rest).
+    public let rootCheckNs: UInt64
+    private var rootCheckedAtNs: UInt64 = 0
 
-    public init(root: String) { self.root = root }
+    public init(root: String, rootCheckNs: UInt64 = 0) {
+        self.root = root
+        self.rootCheckNs = rootCheckNs
+    }
 
     deinit { closeAll() }
 
@@ -80,16 +87,24 @@ public final class HeldDirectories {
     private func rootDirectory(create: mode_t?) throws -> FileDescriptor {
         if var t = top {
             if t.checked == generation { return t.fd }
+            let now = rootCheckNs > 0 ? monotonicNanoseconds() : 0
+            if rootCheckNs > 0, now &- rootCheckedAtNs < rootCheckNs {
+                t.checked = generation
+                top = t
+                return t.fd
+            }
             // The root is the user's choice and may be reached through links: its path is followed.
             if let st = try? Sys.statFollowingLinks(root), t.isStill(st) {
                 t.checked = generation
                 top = t
+                rootCheckedAtNs = now
                 return t.fd
             }
             closeAll()
         }
         let t = try Held(try DirectoryWalk.open(root, beneath: root, create: create), checked: generation)
         top = t
+        rootCheckedAtNs = rootCheckNs > 0 ? monotonicNanoseconds() : 0
         return t.fd
     }
 

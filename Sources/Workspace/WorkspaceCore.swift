@@ -43,7 +43,8 @@ final class WorkspaceCore {
 
     init(options: WorkspaceOptions) throws {
         root = options.root
-        directories = HeldDirectories(root: root)
+        // The root is checked again at most once a second; what is below it, at every pass.
+        directories = HeldDirectories(root: root, rootCheckNs: 1_000_000_000)
         opsDir = Path.join(root, ".outl/ops")
         tmpDir = Path.join(root, ".outl/tmp")
         journalSetting = options.journalFileFormat

@@ -78,6 +78,21 @@ import Workspace
         #expect(try inode(again) == inode(Path.join(root, "journals")))
     }
 
+    @Test func a_moved_root_is_seen_once_its_check_is_due() throws {
+        try make("journals")
+        let held = HeldDirectories(root: root, rootCheckNs: 200_000_000)
+        let first = try inode(try held.directory("journals"))
+        try FileManager.default.moveItem(atPath: root, toPath: dir.sub("root-moved"))
+        try make("journals")
+        held.expire()
+        // Within the interval the root stands as checked; what is below it is still checked (the
+        // held journals/ moved with its root, so its name under the held root still matches).
+        #expect(try inode(try held.directory("journals")) == first)
+        usleep(250_000)
+        held.expire()
+        #expect(try inode(try held.directory("journals")) == inode(Path.join(root, "journals")), "the moved root is still used")
+    }
+
     // MARK: through the workspace
 
     @Test func journals_made_a_link_between_two_projections_is_refused_and_its_target_never_written() async throws {

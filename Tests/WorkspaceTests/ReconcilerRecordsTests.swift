@@ -25,6 +25,29 @@ import TestSupport
         #expect(size < (ReconcilerRecords.compactAfter + 2) * 40, "record of \(size) bytes")
     }
 
+    @Test func a_projection_that_only_added_at_its_end_is_recorded_as_what_it_added() throws {
+        let t = TempDir("records")
+        let r = ReconcilerRecords(stateDir: t.path, log: .silent)
+        let day = (0..<100).map { "- capture number \($0): buy oat milk\n  id:: \(BlockID.random())\n" }.joined()
+        var want: [String] = []
+        for (n, text) in [day, day + "- one more\n", day + "- one more\n- and another\n", "- rewritten\n" + day, day].enumerated() {
+            r.remember(Array(text.utf8), ids: [], fileHeld: nil, identity: FileIdentity(device: 1, inode: UInt64(n)), of: page)
+            want = Array((want + [text]).suffix(ReconcilerRecords.keptBases))
+            let again = ReconcilerRecords(stateDir: t.path, log: .silent)
+            #expect(again.projections(of: page).map { String(decoding: $0, as: UTF8.self) } == want, "after \(n)")
+        }
+        // Written whole twice (the first and the rewritten one) and once shared with the one before it
+        // (the last is the first again: shared up to where "- rewritten" differs, nothing).
+        let size = (try Durable.readRegularFile(r.basesFile(page), limit: 1 << 20)).count
+        #expect(size < 4 * day.utf8.count, "record of \(size) bytes for projections of \(day.utf8.count)")
+        // An entry that keeps more than the projection before it held is torn: the list ends before it.
+        var bytes = try Durable.readRegularFile(r.basesFile(page), limit: 1 << 20)
+        bytes.append(contentsOf: "+999999 3\n- x".utf8)
+        try Durable.publish(bytes, to: r.basesFile(page), via: r.basesFile(page) + ".torn")
+        let torn = ReconcilerRecords(stateDir: t.path, log: .silent)
+        #expect(torn.projections(of: page).map { String(decoding: $0, as: UTF8.self) } == want)
+    }
+
     @Test func a_torn_append_loses_only_itself_and_the_next_remember_rewrites_the_record() throws {
         let t = TempDir("records")
         let r = ReconcilerRecords(stateDir: t.path, log: .silent)

@@ -173,6 +173,7 @@ struct OpFileCursor {
                     have = 0
                 }
             }
+            let asked = buf.count - have
             let n = try io(path) {
                 try buf.withUnsafeMutableBytes { b in
                     try Sys.pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[have...]), at: Int64(bufOffset + have))
@@ -208,6 +209,8 @@ struct OpFileCursor {
                 bufOffset += used
             }
             progress(bufOffset)
+            // A regular file's read comes back short only at its end: no read that returns 0.
+            if n < asked { break }
         }
         if let start = overlongAt {
             log.warning("\(path): a last line of more than \(maxLine) bytes at offset \(start), over the limit of an op line, is not read")

@@ -77,10 +77,11 @@ final class ReconcilerRecords {
     }
 
     /// Entries, oldest first: "i <device> <inode>\n" (the published identity), "<length>\n<bytes>"
-    /// (a projection), or a line of FilePresence ("f", "s", "b"); the last identity and the last
-    /// `keptBases` projections count. Appended, and rewritten whole only when it holds
-    /// `compactAfter` entries, so a projection costs one write of its bytes. A torn entry ends the
-    /// list.
+    /// (a projection), "+<kept> <length>\n<bytes>" (a projection: the first `kept` bytes of the one
+    /// before, then these), or a line of FilePresence ("f", "s", "b"); the last identity and the
+    /// last `keptBases` projections count. Appended, and rewritten whole only when it holds
+    /// `compactAfter` entries, so a projection that only added at its end costs a write of what it
+    /// added. A torn entry ends the list.
     private func load(_ pageID: BlockID) {
         var list: [[UInt8]] = []
         var entries = 0
@@ -96,6 +97,13 @@ final class ReconcilerRecords {
                 if bytes[i] == UInt8(ascii: "i") {
                     if let id = FileIdentity.parse(bytes[(i + 2)..<nl]) { identities[pageID] = id }
                     i = nl + 1
+                } else if bytes[i] == UInt8(ascii: "+") {
+                    let f = String(decoding: bytes[(i + 1)..<nl], as: UTF8.self).split(separator: " ")
+                    guard f.count == 2, let kept = Int(f[0]), let n = Int(f[1]), kept >= 0, n >= 0,
+                          let before = list.last, kept <= before.count, nl + 1 + n <= bytes.count else { break }
+                    list.append(Array(before[..<kept]) + bytes[(nl + 1)..<(nl + 1 + n)])
+                    if list.count > ReconcilerRecords.keptBases { list.removeFirst() }
+                    i = nl + 1 + n
                 } else if !(bytes[i] >= UInt8(ascii: "0") && bytes[i] <= UInt8(ascii: "9")) {
                     var p = presences[pageID] ?? FilePresence()
                     guard p.replay(bytes[i..<nl]) else { break }
@@ -119,7 +127,7 @@ final class ReconcilerRecords {
 
     /// How many entries each page's record holds (appends since its last rewrite).
     private var entryCounts: [BlockID: Int] = [:]
-    static let compactAfter = 16
+    static let compactAfter = 64
 
     /// Records `bytes`, showing the blocks `ids`, as the page's newest projection (keeping the last
     /// `keptBases`), what the file held just before (`fileHeld`, FilePresence.projected; nil: what
@@ -136,10 +144,16 @@ final class ReconcilerRecords {
         if !newPresence && !newIdentity { presences[pageID] = p; return }
         var out: [UInt8] = []
         if newBytes {
+            let kept = list.last.map { ReconcilerRecords.commonPrefix($0, bytes) } ?? 0
             list.append(bytes)
             if list.count > ReconcilerRecords.keptBases { list.removeFirst(list.count - ReconcilerRecords.keptBases) }
             bases[pageID] = list
-            out.append(contentsOf: "\(bytes.count)\n".utf8); out.append(contentsOf: bytes)
+            if kept >= 64 {
+                out.append(contentsOf: "+\(kept) \(bytes.count - kept)\n".utf8)
+                bytes.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[kept...])) }
+            } else {
+                out.append(contentsOf: "\(bytes.count)\n".utf8); out.append(contentsOf: bytes)
+            }
         }
         if newPresence { out.append(contentsOf: p.projected(ids, fileHeld: fileHeld)) }
         presences[pageID] = p
@@ -148,6 +162,19 @@ final class ReconcilerRecords {
             out.append(contentsOf: "i \(identity.device) \(identity.inode)\n".utf8)
         }
         keep(out, of: pageID)
+    }
+
+    /// How many bytes `a` and `b` share at their start.
+    static func commonPrefix(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        a.withUnsafeBytes { x in
+            b.withUnsafeBytes { y in
+                let n = min(x.count, y.count)
+                var i = 0
+                while i + 8 <= n, x.loadUnaligned(fromByteOffset: i, as: UInt64.self) == y.loadUnaligned(fromByteOffset: i, as: UInt64.self) { i += 8 }
+                while i < n, x[i] == y[i] { i += 1 }
+                return i
+            }
+        }
     }
 
     /// Appends `out` to the page's record, or writes the record whole once it holds `compactAfter`
@@ -195,6 +222,8 @@ final class ReconcilerRecords {
     private func stopAppending(_ pageID: BlockID) {
         if let fd = appending.removeValue(forKey: pageID) { Sys.close(fd) }
     }
+
+    deinit { close() }
 
     /// Closes the records held open for appending.
     func close() {
