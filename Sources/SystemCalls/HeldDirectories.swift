@@ -76,8 +76,22 @@ public final class HeldDirectories {
         return parent
     }
 
+    /// The names in the directory at `rel` (checked as `directory` does), without "." and "..",
+    /// through a stream kept open on it and rewound at each listing.
+    public func names(_ rel: String) throws -> [String] {
+        let fd = try directory(rel)
+        let full = Path.join(root, rel)
+        if streams[rel] == nil { streams[rel] = try Sys.openDirectoryStream(fd.rawValue, path: full) }
+        return try Sys.readDirectory(stream: streams[rel]!, path: full)
+    }
+
+    /// Streams kept open on held directories (`names`), closed with their directory.
+    private var streams: [String: OpaquePointer] = [:]
+
     /// Closes everything held; the next use opens again.
     public func closeAll() {
+        for d in streams.values { Sys.closeDirectoryStream(d) }
+        streams.removeAll()
         for h in held.values { h.fd.close() }
         held.removeAll()
         top?.fd.close()
@@ -112,6 +126,7 @@ public final class HeldDirectories {
     private func drop(_ prefix: String) {
         let below = prefix + "/"
         for (k, h) in held where k == prefix || k.hasPrefix(below) {
+            if let d = streams.removeValue(forKey: k) { Sys.closeDirectoryStream(d) }
             h.fd.close()
             held[k] = nil
         }

@@ -416,8 +416,35 @@ public enum Sys {
         return try names(in: dir, call)
     }
 
-    private static func names(in dir: OpaquePointer, _ call: SysCall) throws -> [String] {
-        defer { closedir(dir) }
+    /// A directory stream kept open on the directory `dirfd` (through a descriptor of its own), so a
+    /// caller that lists the same directory again and again (a live merge) rewinds it instead of
+    /// opening it anew each time. Closed by `closeDirectoryStream`.
+    public static func openDirectoryStream(_ dirfd: Int32, path: @autoclosure () -> String) throws -> OpaquePointer {
+        let call = interposer == nil ? SysCall(.readdir, fd: dirfd) : SysCall(.readdir, path: path(), fd: dirfd)
+        if let e = injectedFailure(call) { throw e }
+        let own = Glibc.openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard own >= 0, let dir = fdopendir(own) else {
+            let e = Errno.current
+            if own >= 0 { _ = Glibc.close(own) }
+            record(call, -Int(e.code))
+            throw e
+        }
+        return dir
+    }
+
+    /// The names in a directory stream, read from its start again: rewinddir(3) makes the stream
+    /// see the directory as it is now, as a new opendir would.
+    public static func readDirectory(stream dir: OpaquePointer, path: @autoclosure () -> String) throws -> [String] {
+        let call = interposer == nil ? SysCall(.readdir) : SysCall(.readdir, path: path())
+        if let e = injectedFailure(call) { throw e }
+        rewinddir(dir)
+        return try names(in: dir, call, closing: false)
+    }
+
+    public static func closeDirectoryStream(_ dir: OpaquePointer) { closedir(dir) }
+
+    private static func names(in dir: OpaquePointer, _ call: SysCall, closing: Bool = true) throws -> [String] {
+        defer { if closing { closedir(dir) } }
         var names: [String] = []
         while true {
             errno = 0

@@ -93,6 +93,23 @@ import Workspace
         #expect(try inode(try held.directory("journals")) == inode(Path.join(root, "journals")), "the moved root is still used")
     }
 
+    @Test func a_held_listing_sees_every_change_and_follows_a_replaced_directory() throws {
+        try make(".outl/ops")
+        let ops = Path.join(root, ".outl/ops")
+        try putFile(Path.join(ops, "a"), [1])
+        let held = HeldDirectories(root: root)
+        #expect(try held.names(".outl/ops") == ["a"])
+        try putFile(Path.join(ops, "b"), [1])
+        try Sys.unlink(Path.join(ops, "a"))
+        held.expire()
+        #expect(try held.names(".outl/ops").sorted() == ["b"], "the stream was not rewound to the directory as it is now")
+        try FileManager.default.moveItem(atPath: ops, toPath: Path.join(root, "ops-away"))
+        try make(".outl/ops")
+        try putFile(Path.join(ops, "c"), [1])
+        held.expire()
+        #expect(try held.names(".outl/ops") == ["c"], "listed the directory moved away")
+    }
+
     // MARK: through the workspace
 
     @Test func journals_made_a_link_between_two_projections_is_refused_and_its_target_never_written() async throws {

@@ -100,9 +100,9 @@ struct OpFileCursor {
         }
         if let keep, offset > from || again { try keep(fd, from, offset, again) }
         try check(fd, path: path)
-        // Remember the file as it is now: an append that landed during the scan makes size or mtime
-        // differ from these, so it is read next time.
-        let now = try io(path) { try Sys.fstat(fd) }
+        // Remember the file as it was before the scan (as it is now, once cut): an append that landed
+        // since makes size or mtime differ from these, so it is read next time.
+        let now = writable && tail > 0 ? try io(path) { try Sys.fstat(fd) } : st
         dev = UInt64(now.st_dev)
         ino = UInt64(now.st_ino)
         size = Int(now.st_size)
@@ -123,11 +123,16 @@ struct OpFileCursor {
         return whole && CRC32C.checksum(bytes) == checkCRC
     }
 
-    /// Records the check of the record before `offset`.
+    /// Records the check of the record before `offset`: from what the scan just read when it saw
+    /// that record whole in one chunk (`scanned`), else read again.
     mutating func check(_ fd: Int32, path: String) throws {
         guard offset > checkStart else { checkCRC = 0; return }
+        if let s = scanned, s.range == checkStart..<offset { checkCRC = s.crc; return }
         checkCRC = CRC32C.checksum(try checkedRecord(fd, path: path).bytes)
     }
+
+    /// The last record the scan saw whole within one chunk, with its CRC32C (for `check`).
+    private var scanned: (range: Range<Int>, crc: UInt32)? = nil
 
     /// The bytes [checkStart, offset) as the file holds them now, zero-filled past its end (`whole`
     /// is false then: the file was cut under the check).
@@ -158,6 +163,7 @@ struct OpFileCursor {
         var have = 0
         var bufOffset = from  // file offset of buf[0]
         var lines = LineScan(from: from, lastStart: from == 0 ? 0 : checkStart, newest: newest)
+        scanned = nil
         /// Where the line being skipped for its length starts (nil: not skipping).
         var overlongAt: Int? = nil
         while true {
@@ -201,6 +207,10 @@ struct OpFileCursor {
                 have += n
             }
             let used = buf.withUnsafeBufferPointer { lines.take($0, count: have, at: bufOffset, sink: sink) }
+            if lines.lastStart >= bufOffset, lines.validEnd > lines.lastStart, lines.validEnd <= bufOffset + used {
+                let r = (lines.lastStart - bufOffset)..<(lines.validEnd - bufOffset)
+                scanned = (lines.lastStart..<lines.validEnd, buf.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[r])) })
+            }
             if used > 0 {
                 buf.withUnsafeMutableBytes { b in
                     if have > used { memmove(b.baseAddress!, b.baseAddress! + used, have - used) }

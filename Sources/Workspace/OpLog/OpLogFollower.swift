@@ -80,6 +80,13 @@ final class OpLogFollower {
         catch let e as Errno { throw WorkspaceError.io(e, path: dir) }
     }
 
+    /// The op files in `.outl/ops` as `heldDirectory` gave it: listed through the held stream.
+    private func heldNames(_ opsFD: FileDescriptor?) throws -> [String] {
+        guard let directories, opsFD != nil else { return try names(in: opsFD) }
+        do { return try directories.names(".outl/ops").filter(OpLogReader.isOpLogName).sorted() }
+        catch let e as Errno { throw WorkspaceError.io(e, path: dir) }
+    }
+
     /// The op files there now, in name order; none when the directory does not exist.
     func names() throws -> [String] {
         guard let d = try openDirectory() else { return [] }
@@ -198,7 +205,7 @@ final class OpLogFollower {
         var out: [Delivery] = []
         let (opsFD, ours) = try heldDirectory()
         defer { if ours { opsFD?.close() } }
-        for name in try names(in: opsFD) where name != ownName {
+        for name in try heldNames(opsFD) where name != ownName {
             let path = Path.join(dir, name)
             var c = cursors[name] ?? OpFileCursor()
             let badBefore = c.bad
