@@ -8,7 +8,7 @@ set -euo pipefail
 BIN=${OUTL_BIN_DIR:-$(swift build -c release --show-bin-path)}
 OUT=${BENCH_OUT:-$(mktemp -d /tmp/outl-bench-merge.XXXXXX)}
 mkdir -p "$OUT"
-K=${MERGE_ROUNDS:-9}
+K=${MERGE_ROUNDS:-31}
 # Captures, plus one createPage per 100 of them (a day): ~100,000 ops. N + K is a whole number of
 # days, so the K deliveries land on a page of about 100 blocks (its last K), as on a real day.
 N=${MERGE_CAPTURES:-$((99000 - K))}

@@ -47,11 +47,18 @@ struct FilePresence: Equatable {
     mutating func projected(_ ids: [BlockID], fileHeld: ((BlockID) -> Bool)?) -> [UInt8] {
         let e = epoch + 1
         var out: [UInt8] = []
-        // Held already: in the file since some time before this epoch, so first seen at e - 1.
-        let earlier = ids.filter { firstSeen[$0] == nil && (fileHeld?($0) ?? present.contains($0)) }.sorted()
+        // One lookup per id: a present id was seen (`present` is within `firstSeen`'s keys) and is
+        // shown already; the others are shown now, and one held already but never seen (in the
+        // file since some time before this epoch) was first seen at e - 1.
+        var earlier: [BlockID] = [], shown: [BlockID] = []
+        for id in ids where !present.contains(id) {
+            shown.append(id)
+            if firstSeen[id] == nil, fileHeld?(id) == true { earlier.append(id) }
+        }
+        earlier.sort()
+        shown.sort()
         if !earlier.isEmpty { FilePresence.line("f", e - 1, earlier, into: &out) }
         apply(.firstSeen(e - 1), earlier)
-        let shown = ids.filter { !present.contains($0) }.sorted()
         // The ids (each once) that were present are ids.count - shown.count of them: when that is
         // all of `present`, none is gone, and no set of the ids is made.
         let gone = present.count == ids.count - shown.count ? [] : present.subtracting(ids).sorted()
