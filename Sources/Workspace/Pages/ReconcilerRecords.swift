@@ -131,8 +131,7 @@ final class ReconcilerRecords {
 
     /// Records `bytes`, showing the blocks `ids`, as the page's newest projection (keeping the last
     /// `keptBases`), what the file held just before (`fileHeld`, FilePresence.projected; nil: what
-    /// it was last known to hold), and
-    /// `identity` as its file's, by one append of what changed.
+    /// it was last known to hold), and `identity` as its file's, by one append of what changed.
     func remember(_ bytes: [UInt8], ids: [BlockID], fileHeld: ((BlockID) -> Bool)?, identity: FileIdentity?, of pageID: BlockID) {
         var list = projections(of: pageID)
         let known = identities[pageID]
