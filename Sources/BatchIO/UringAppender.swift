@@ -26,7 +26,7 @@ final class UringAppender: DurableAppender {
                 switch Sys.fault(for: writeCall) {
                 case .fail(let e)?: throw e
                 case .shortWrite(let n)?: count = min(n, rest.count)
-                case nil: break
+                case .shortRead?, nil: break
                 }
                 writeCall.data = UnsafeRawBufferPointer(rebasing: rest[0..<count])
             }

@@ -138,9 +138,10 @@ public enum Durable {
             if n == 0 { break }
             got += n
             if got > limit { throw Errno(EFBIG) }
-            // A regular file's read comes back short only at its end (EINTR is retried in Sys):
-            // the one more byte asked for says the file ends there, without a read that returns 0.
-            if n < asked { break }
+            // A short read that reaches the size fstat gave is the end (the one more byte asked for
+            // was not there): no read that returns 0. Short before it (a file system that reads in
+            // pieces), the loop goes on: a page read short must never look like blocks removed.
+            if n < asked, got >= expected { break }
         }
         out.removeSubrange(got...)
         return out

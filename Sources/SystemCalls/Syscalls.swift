@@ -79,6 +79,9 @@ public enum SysFault: Equatable, Sendable {
     case fail(Errno)
     /// A write reaches the kernel with only this many bytes (a short write).
     case shortWrite(Int)
+    /// A read asks the kernel for at most this many bytes (at least one): a file system that
+    /// reads in pieces, as FUSE or a network mount may.
+    case shortRead(Int)
 }
 
 /// Tests install one of these to inject faults (`before`) or record what reached the kernel (`after`).
@@ -225,12 +228,23 @@ public enum Sys {
     /// One read(2); returns 0 at end of file.
     public static func read(_ fd: Int32, into buf: UnsafeMutableRawBufferPointer) throws -> Int {
         let call = SysCall(.read, fd: fd)
-        return try retrying(call) { Glibc.read(fd, buf.baseAddress, buf.count) }.get()
+        let count = try readLength(call, buf.count)
+        return try retrying(call, intercepting: false) { Glibc.read(fd, buf.baseAddress, count) }.get()
     }
 
     public static func pread(_ fd: Int32, into buf: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         let call = SysCall(.pread, fd: fd, offset: offset)
-        return try retrying(call) { Glibc.pread(fd, buf.baseAddress, buf.count, off_t(offset)) }.get()
+        let count = try readLength(call, buf.count)
+        return try retrying(call, intercepting: false) { Glibc.pread(fd, buf.baseAddress, count, off_t(offset)) }.get()
+    }
+
+    /// Asks the interposer once about a read: a failure is thrown, a short read asks for less.
+    private static func readLength(_ call: SysCall, _ count: Int) throws -> Int {
+        switch fault(for: call) {
+        case .fail(let e)?: throw e
+        case .shortRead(let n)?: return count == 0 ? 0 : max(1, min(n, count))
+        case .shortWrite?, nil: return count
+        }
     }
 
     /// One write(2); may be short. Most callers want `writeAll`.
@@ -247,7 +261,7 @@ public enum Sys {
         switch fault(for: call) {
         case .fail(let e)?: throw e
         case .shortWrite(let n)?: count = max(0, min(n, buf.count))
-        case nil: break
+        case .shortRead?, nil: break
         }
         call.data = UnsafeRawBufferPointer(rebasing: buf[0..<count])
         return count

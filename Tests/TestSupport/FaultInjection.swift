@@ -130,6 +130,7 @@ public final class FaultInjector: SysInterposer, @unchecked Sendable {
         guard hit else { return nil }
         // A short write only means something for a write; other calls at that N pass through.
         if case .shortWrite = fault, !Self.isWrite(call.op) { return nil }
+        if case .shortRead = fault, call.op != .read, call.op != .pread { return nil }
         _injected += 1
         return fault
     }

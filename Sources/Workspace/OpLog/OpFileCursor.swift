@@ -219,8 +219,9 @@ struct OpFileCursor {
                 bufOffset += used
             }
             progress(bufOffset)
-            // A regular file's read comes back short only at its end: no read that returns 0.
-            if n < asked { break }
+            // A short read that reaches the size fstat gave is the end: no read that returns 0
+            // (short before it, a file system reading in pieces, the loop goes on).
+            if n < asked, bufOffset + have >= sizeHint { break }
         }
         if let start = overlongAt {
             log.warning("\(path): a last line of more than \(maxLine) bytes at offset \(start), over the limit of an op line, is not read")
