@@ -34,7 +34,10 @@ let package = Package(
 
         // The workspace and its inspection CLI.
         .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C", "JSONText"]),
-        .executableTarget(name: "outl", dependencies: ["Workspace", "Drain", "OutlConfig", "CaptureFormat", "SystemCalls"]),
+        // The Swift runtime linked in (-static-stdlib), as in outld: installed, they load nothing
+        // from the toolchain's directory, only Debian's libraries (Tests/integration/no-toolchain.sh).
+        .executableTarget(name: "outl", dependencies: ["Workspace", "Drain", "OutlConfig", "CaptureFormat", "SystemCalls"],
+                          linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
 
         // C shims and system libraries.
         .systemLibrary(name: "CLibsystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
@@ -49,7 +52,8 @@ let package = Package(
         .target(name: "Daemon", dependencies: [
             "Drain", "Workspace", "CaptureInbox", "CaptureFormat", "OutlConfig", "SystemCalls", "BatchIO", "CInotifyShim", "CLibsystemd",
         ]),
-        .executableTarget(name: "outld", dependencies: ["Daemon", "OutlConfig", "SystemCalls"]),
+        .executableTarget(name: "outld", dependencies: ["Daemon", "OutlConfig", "SystemCalls"],
+                          linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
 
         // Tests. TestSupport runs real processes on real temporary directories.
         .target(name: "TestSupport", dependencies: ["SystemCalls"], path: "Tests/TestSupport"),
