@@ -98,6 +98,57 @@ public enum JSON {
     }
 }
 
+extension JSONValue {
+    /// The value as one JSON document for a script to read: members in the order given (so a
+    /// document's field list is stable), two spaces of indentation, and a final newline.
+    public func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        append(to: &out, indent: 0)
+        out.append(10)
+        return out
+    }
+
+    private func append(to out: inout [UInt8], indent: Int) {
+        func newline(_ n: Int) {
+            out.append(10)
+            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * n))
+        }
+        switch self {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .number(let n): out.append(contentsOf: n.utf8)
+        case .string(let s): JSON.appendString(s, to: &out)
+        case .array(let items):
+            guard !items.isEmpty else { out.append(contentsOf: "[]".utf8); return }
+            out.append(UInt8(ascii: "["))
+            for (i, v) in items.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                newline(indent + 1)
+                v.append(to: &out, indent: indent + 1)
+            }
+            newline(indent)
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            guard !members.isEmpty else { out.append(contentsOf: "{}".utf8); return }
+            out.append(UInt8(ascii: "{"))
+            for (i, m) in members.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                newline(indent + 1)
+                JSON.appendString(m.key, to: &out)
+                out.append(contentsOf: ": ".utf8)
+                m.value.append(to: &out, indent: indent + 1)
+            }
+            newline(indent)
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// A number from an integer.
+    public static func int<I: BinaryInteger>(_ n: I) -> JSONValue { .number(String(n)) }
+    /// A string, or null.
+    public static func nullable(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
+}
+
 /// UTF-8 validation with the offset of the first bad byte (overlongs, surrogates and code points
 /// above U+10FFFF are invalid, as RFC 3629 says).
 public enum UTF8Check {

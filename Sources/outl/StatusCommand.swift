@@ -57,6 +57,48 @@ enum StatusCommand {
         return out
     }
 
+    /// The same facts as one JSON document (`outl status --json`, its fields listed in outl(1)):
+    /// times as RFC 3339 in the local offset and as ms since the epoch; null where a fact is unknown.
+    /// Strings are as the files held them (JSON escapes every control character).
+    static func json(root: String, stateDirectory: String?, inboxes: [String], faults: [OpLogFault]) throws -> [UInt8] {
+        let me = WorkspaceLock.deviceActor(root: root, stateDirectory: stateDirectory)
+        func time(_ ms: Int64?) -> JSONValue { .nullable(ms.map { Timestamp.local(epochMs: $0).rfc3339 }) }
+        var outld: [(key: String, value: JSONValue)] = []
+        if let pid = WorkspaceLock.owner(root: root, stateDirectory: stateDirectory) {
+            outld = [("state", .string(pid > 0 && LockProbe.isStopped(pid) ? "stopped" : "running")),
+                     ("pid", pid > 0 ? .int(pid) : .null)]
+        } else {
+            outld = [("state", .string("not running")), ("pid", .null)]
+        }
+        let logs: [JSONValue] = try Workspace.opLogSummaries(root: root).map { l in
+            var ahead: JSONValue = .null
+            if let a = l.aheadOfClock {
+                ahead = .object([("ops", .int(a.ops)), ("furthest_ms_ahead", .int(a.aheadMs)),
+                                 ("furthest_kind", .string(a.kind)), ("furthest_id", .string(a.id))])
+            }
+            return .object([("file", .string(l.file)), ("device", .nullable(l.actor.isEmpty ? nil : l.actor)),
+                            ("this_device", .bool(!l.actor.isEmpty && l.actor == me)), ("conflict_copy", .bool(l.conflictCopy)),
+                            ("ops", .int(l.ops)), ("bytes", .int(l.bytes)),
+                            ("last_op", time(l.lastOpWall)), ("last_op_ms", l.lastOpWall.map { .int($0) } ?? .null),
+                            ("ahead_of_clock", ahead)])
+        }
+        let failing: [JSONValue] = Workspace.recordedPageFailures(root: root, stateDirectory: stateDirectory).map { f in
+            .object([("path", .string(f.path)), ("reason", .string(f.reason)), ("since", time(f.sinceMs)), ("since_ms", .int(f.sinceMs))])
+        }
+        let boxes: [JSONValue] = InboxReport.read(inboxes, workspace: root).map { r in
+            .object([("path", .string(r.inbox)), ("waiting", .int(r.waiting)), ("set_aside", .int(r.setAside)),
+                     ("newest_set_aside_reason", .nullable(r.newestReason)), ("unreadable", .nullable(r.unreadable))])
+        }
+        let faultList: [JSONValue] = faults.map { f in
+            .object([("file", .string(f.file)), ("kind", .string(f.kind.rawValue)), ("ops_kept", .int(f.opsKept))])
+        }
+        return JSONValue.object([
+            ("workspace", .string(root)), ("device", .nullable(me)), ("outld", .object(outld)),
+            ("op_logs", .array(logs)), ("op_log_faults", .array(faultList)),
+            ("pages_not_written", .array(failing)), ("inboxes", .array(boxes)),
+        ]).encoded()
+    }
+
     /// Control characters escaped as outl-capture --list shows them (`\x1B`, `\u0085`): a reason
     /// quotes what a file (anyone's) held.
     static func visible(_ s: String) -> String {

@@ -20,11 +20,11 @@ usage: outl [options] show [DAY]                  print a day's journal from the
        outl [options] check                       check that journals/ and pages/ agree with the op log
        outl [options] daily append [--] TEXT...   append one block to today's journal
        outl [options] daily append -              the same, the text read from standard input
-       outl [options] status                      every device's op log and every inbox
+       outl [options] status [--json]             every device's op log and every inbox
        outl [options] reconcile                   turn hand edits of page files into ops, then project
        outl help | version                        this text, or the version
 options (before or after the command; after --, words are text):
-       --workspace DIR  --state-dir DIR  --help  --version
+       --workspace DIR  --state-dir DIR  --json (status: one JSON document)  --help  --version
 DAY is YYYY-MM-DD, today (the default), yesterday or tomorrow, in the local time zone.
 The workspace is --workspace, else $OUTL_WORKSPACE, else `workspace =` in
 ~/.config/outl/outld.conf, else ~/outl. The device-local state is under --state-dir, else
@@ -143,7 +143,7 @@ var workspaceFlag: String?
 var stateFlag: String?
 var rest: [String] = []
 var afterDoubleDash = -1  // the index in `rest` where the words after `--` start, -1 when none
-var wantsHelp = false, wantsVersion = false
+var wantsHelp = false, wantsVersion = false, wantsJSON = false
 var i = 0
 while i < args.count {
     let a = args[i]
@@ -153,6 +153,7 @@ while i < args.count {
     case "--": afterDoubleDash = rest.count
     case "--help", "-h": wantsHelp = true
     case "--version", "-V": wantsVersion = true
+    case "--json": wantsJSON = true
     case "--workspace", "--state-dir":
         guard i < args.count, !args[i].isEmpty else { usageError("\(a) needs a directory") }
         if a == "--workspace" { workspaceFlag = args[i] } else { stateFlag = args[i] }
@@ -166,6 +167,7 @@ while i < args.count {
 if wantsHelp || rest.first == "help" { say(usage + "\n"); exit(0) }
 if wantsVersion || rest.first == "version" { say(version + "\n"); exit(0) }
 guard let command = rest.first else { usageError("no command") }
+if wantsJSON && command != "status" { usageError("--json goes with status only") }
 
 let config: OutlConfig
 do {
@@ -219,8 +221,14 @@ case "status":
     let faults = await ws.opLogFaults
     await ws.close()
     do {
-        say(try StatusCommand.report(root: config.workspaceRoot, stateDirectory: config.stateDirectory,
-                                     inboxes: config.drainedInboxes, faults: faults))
+        if wantsJSON {
+            var doc = try StatusCommand.json(root: config.workspaceRoot, stateDirectory: config.stateDirectory,
+                                             inboxes: config.drainedInboxes, faults: faults)
+            _ = doc.withUnsafeMutableBytes { write(1, $0.baseAddress, $0.count) }
+        } else {
+            say(try StatusCommand.report(root: config.workspaceRoot, stateDirectory: config.stateDirectory,
+                                         inboxes: config.drainedInboxes, faults: faults))
+        }
     } catch {
         fail(74, "\(error)")
     }

@@ -80,3 +80,20 @@ private func str(_ s: String) throws -> String {
     JSON.appendString("a\"b\\c\n\t\u{0}\u{1F}\u{7F}\u{2028}é😀", to: &out)
     #expect(String(decoding: out, as: UTF8.self) == #""a\"b\\c\n\t\u0000\u001f\u007f\u2028é😀""#)
 }
+
+/// A document outl writes for scripts (`outl status --json`) reads back as the value it was made
+/// from, members in the order given, whatever its strings hold.
+@Test func an_encoded_document_parses_back_to_its_value() throws {
+    let v = JSONValue.object([
+        ("text", .string("quote \" backslash \\ tab \t newline \n escape \u{1B}[31m nul \u{0} U+2028 \u{2028} ünï 🧪")),
+        ("n", .int(-42)), ("big", .int(Int64.max)), ("none", .nullable(nil)), ("yes", .bool(true)),
+        ("empty", .array([])), ("obj", .object([])),
+        ("list", .array([.object([("a", .int(1)), ("b", .array([.null, .bool(false), .string("")]))])])),
+    ])
+    let bytes = v.encoded()
+    #expect(bytes.last == 10)
+    #expect(!bytes.contains { $0 < 0x20 && $0 != 10 && $0 != 32 }, "a raw control byte")
+    #expect(try JSON.parse(bytes) == v)
+    guard case .object(let members) = try JSON.parse(bytes) else { Issue.record("not an object"); return }
+    #expect(members.map(\.key) == ["text", "n", "big", "none", "yes", "empty", "obj", "list"])
+}
