@@ -24,6 +24,8 @@ public struct Options: Equatable {
     public var uri: String?
     public var selection: SelectionKind?
     public var list = false
+    /// The receipt, or the --list listing, as one JSON document on stdout.
+    public var json = false
     public var help = false
     public var version = false
 }
@@ -78,6 +80,7 @@ public enum Arguments {
             case "--future": o.future = true
             case "--prompt": o.prompt = true
             case "--list": o.list = true
+            case "--json": o.json = true
             case "--selection", "--clipboard":
                 let kind = SelectionKind(rawValue: name)!
                 if let other = o.selection, other != kind { throw UsageError("give --selection or --clipboard, not both") }
@@ -118,12 +121,13 @@ public enum Arguments {
            outl-capture --prompt [--selection | --clipboard] [options]
            outl-capture --selection | --clipboard [options]
            outl-capture --uri 'outl://capture?text=…&url=…&title=…&source=…' [options]
-           outl-capture --list [--workspace DIR] [--inbox DIR]...
+           outl-capture --list [--json] [--workspace DIR] [--inbox DIR]...
     options: --source NAME  --at TIME  --future  --workspace DIR  --inbox DIR  --quiet  --notify
-             --help  --version
+             --json  --help  --version
     TIME is RFC 3339 with an offset, a local YYYY-MM-DD[ HH:MM[:SS]] (a date alone: that day at
     this time of day), today or yesterday; more than a year ahead needs --future.
     Saves one line into the outl capture inbox; outld moves it into the journal of its day.
+    Prints the capture's id; with --json, {"id", "day", "file", "captured_at", "source"} instead.
     TEXT is the words joined by spaces; - alone (or a pipe) reads standard input; after --, words
     that start with - are text. --selection reads the primary selection, --clipboard the clipboard
     (wl-paste, xclip or xsel); with --prompt it is the dialog's initial text.

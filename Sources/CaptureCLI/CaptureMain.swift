@@ -57,7 +57,7 @@ enum Writer {
         if o.version { Out.stdout("outl-capture \(captureVersion)\n"); return ExitStatus.ok }
         if o.list {
             let config = try configured { try OutlConfig.resolve(workspace: o.workspace, inboxes: o.inboxes, environment: environment) }
-            return try ListCommand.run(config, home: environment("HOME"))
+            return try ListCommand.run(config, home: environment("HOME"), json: o.json)
         }
         let plan = try Plan.make(o, environment: environment)
         guard let input = try readInput(o, environment: environment) else {
@@ -67,9 +67,18 @@ enum Writer {
         let text = try checked(input.text)
         let source = try checkedSource(o.source ?? input.source ?? plan.defaultSource)
         let stamp = plan.at ?? localNow(environment: environment)
-        let id = try save(text: text, source: source, stamp: stamp, inbox: plan.inbox, workspace: plan.workspace)
+        let (id, file) = try save(text: text, source: source, stamp: stamp, inbox: plan.inbox, workspace: plan.workspace)
         // Durable: now, and only now, say so.
-        Out.stdout(id.string + "\n")
+        if o.json {
+            // The day it lands on: the date of its time in that time's own offset (the format's rule).
+            let day = String(stamp.rfc3339.prefix(10))
+            Out.stdout(String(decoding: JSONValue.object([
+                ("id", .string(id.string)), ("day", .string(day)), ("file", .string(file)),
+                ("captured_at", .string(stamp.rfc3339)), ("source", .string(source)),
+            ]).encoded(), as: UTF8.self))
+        } else {
+            Out.stdout(id.string + "\n")
+        }
         if !o.quiet { Out.stderr("Saved for \(receiptDay(stamp)); \(whatHappensNext(plan.workspace))\n") }
         if o.notify { Notify.saved(preview: CaptureFile.oneLine(text, max: 60), environment: environment) }
         return ExitStatus.ok
@@ -188,7 +197,8 @@ enum Writer {
     }
 
     /// The Maildir delivery; returns the capture id once the file is durable.
-    static func save(text: String, source: String, stamp: Timestamp, inbox: String, workspace: String?) throws -> ULID {
+    /// Saves the capture; returns its id and the file it is in now.
+    static func save(text: String, source: String, stamp: Timestamp, inbox: String, workspace: String?) throws -> (ULID, String) {
         var gen = ULIDGenerator()
         let id = gen.next(nowMs: UInt64(stamp.epochMilliseconds))
         let bytes = CaptureFile.encode(Capture(text: text, capturedAt: stamp.rfc3339, source: source))
@@ -200,14 +210,14 @@ enum Writer {
         } catch {
             throw Failure(ExitStatus.of(error, otherwise: ExitStatus.cantCreate), "cannot create inbox \(inbox): \(error); nothing saved")
         }
-        try dir.closeAfter {
+        let file = try dir.closeAfter {
             do {
-                _ = try Inbox.deliver(bytes, id: id, to: dir, at: inbox)
+                return try Inbox.deliver(bytes, id: id, to: dir, at: inbox)
             } catch {
                 throw Failure(ExitStatus.of(error, otherwise: ExitStatus.ioError), "cannot save to \(inbox): \(error); nothing saved")
             }
         }
-        return id
+        return (id, file)
     }
 
     /// The receipt's second half: whether an outld serves the workspace, read from /proc/locks

@@ -12,10 +12,11 @@ enum ListCommand {
     /// One line per capture: `ID  TIME  SOURCE  TEXT`, with the inbox after SOURCE when several
     /// inboxes are listed. "nothing waiting" on stderr when there is nothing; then, on stderr, how
     /// many each inbox has set aside in rejected/ and the newest reason.
-    static func run(_ config: OutlConfig, home: String?) throws -> Int32 {
+    static func run(_ config: OutlConfig, home: String?, json: Bool = false) throws -> Int32 {
         var rows: [(name: String, dir: String, fd: FileDescriptor)] = []
         var open: [FileDescriptor] = []
         var asides: [String] = []
+        var asideDocs: [JSONValue] = []
         defer { open.closeAfter {} }
         for dir in config.drainedInboxes {
             do {
@@ -24,6 +25,8 @@ enum ListCommand {
                 for n in try Inbox.pending(fd, at: dir) { rows.append((n, dir, fd)) }
                 // What the drain set aside no longer waits, but must not vanish from view.
                 let aside = Inbox.setAside(fd, at: dir)
+                asideDocs.append(.object([("inbox", .string(dir)), ("count", .int(aside.count)),
+                                          ("newest_reason", .nullable(aside.newestReason))]))
                 if aside.count > 0 {
                     asides.append("\(aside.count) set aside in \(visible(abbreviated(dir, home: home)))/rejected/; newest: "
                                   + visible(CaptureFile.oneLine(aside.newestReason ?? "(no reason readable)", max: 160)))
@@ -36,6 +39,7 @@ enum ListCommand {
                 throw Failure(ExitStatus.of(error, otherwise: ExitStatus.ioError), "cannot list \(dir): \(error)")
             }
         }
+        if json { return listJSON(rows, setAside: asideDocs) }
         defer { for a in asides { Out.say(a) } }
         if rows.isEmpty {
             Out.say("nothing waiting")
@@ -60,6 +64,32 @@ enum ListCommand {
             if out.utf8.count > 1 << 16 { Out.stdout(out); out = "" }
         }
         Out.stdout(out)
+        return ExitStatus.ok
+    }
+
+    /// The listing as one JSON document: {"waiting": [...], "set_aside": [...]}, oldest first, each
+    /// capture with its id, file, inbox, time, source and whole text, or the reason the drain will
+    /// set it aside (`problem`); strings as the files held them (JSON escapes every control).
+    static func listJSON(_ rows: [(name: String, dir: String, fd: FileDescriptor)], setAside: [JSONValue]) -> Int32 {
+        var waiting: [JSONValue] = []
+        for r in rows.sorted(by: { $0.name < $1.name }) {
+            let file = Path.join(r.dir, r.name)
+            var doc: [(key: String, value: JSONValue)] = [("id", .string(CaptureName.captureID(of: r.name) ?? r.name)),
+                                                          ("file", .string(file)), ("inbox", .string(r.dir))]
+            do {
+                let bytes = try Durable.readRegularFile(r.name, in: r.fd, fullPath: file, limit: CaptureFile.maxFileBytes)
+                let c = try CaptureFile.decode(bytes)
+                doc += [("captured_at", .nullable(c.capturedAt?.rfc3339 ?? c.capturedAtRaw)), ("source", .string(c.source)),
+                        ("text", .string(c.text)), ("problem", .null)]
+            } catch let e as Errno where e == .ENOENT {
+                continue  // drained while we listed
+            } catch {
+                doc += [("captured_at", .null), ("source", .null), ("text", .null), ("problem", .string("\(error)"))]
+            }
+            waiting.append(.object(doc))
+        }
+        Out.stdout(String(decoding: JSONValue.object([("waiting", .array(waiting)), ("set_aside", .array(setAside))]).encoded(),
+                          as: UTF8.self))
         return ExitStatus.ok
     }
 

@@ -107,3 +107,36 @@ import TestSupport
     #expect(try s.capture(["a\u{200B}b"]).status == 0)
     #expect(try captures(in: s.inbox).count == 2)
 }
+
+/// --json: the receipt and the listing are one JSON document each, as outl-capture(1) lists them,
+/// read with a real parser (Python's json); a file's control characters come back as they were.
+@Test func json_receipt_and_listing_are_documents_a_script_reads() throws {
+    let s = Sandbox()
+    let saved = try s.capture(["--json", "--at", "2026-12-02T23:30:00-05:00", "--source", "script", "--", "buy oat milk: 2 cartons"])
+    #expect(saved.status == 0, "\(saved.stderr)")
+    try FileManager.default.createDirectory(atPath: s.inbox, withIntermediateDirectories: true)
+    try writeText(s.inbox + "/01ARZ3NDEKTSV4RRFFQ69G5FAB.json", #"{"text":"a\u001b[31mred"}"#)
+    let listed = try s.capture(["--list", "--json"])
+    #expect(listed.status == 0 && listed.stderr.isEmpty, "\(listed.stderr)")
+    #expect(!listed.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "a raw control character: \(listed.stdout.debugDescription)")
+    let doc = Array((saved.stdout + "\u{0}" + listed.stdout).utf8)
+    let read = try run("/usr/bin/python3", ["-c", """
+        import json, sys, os
+        receipt, listing = sys.stdin.read().split("\\0")
+        r = json.loads(receipt)
+        print(list(r), r["day"], r["captured_at"], r["source"], os.path.basename(r["file"]) == r["id"] + ".json", os.path.exists(r["file"]))
+        l = json.loads(listing)
+        print(list(l), [w["id"] for w in l["waiting"]][1] == r["id"])
+        bad, good = l["waiting"]
+        print(bad["problem"].startswith("text has the control character U+001B"), bad["text"], good["text"], good["problem"])
+        print(l["set_aside"][0]["count"], l["set_aside"][0]["newest_reason"])
+        """], stdin: doc)
+    #expect(read.status == 0, "python could not read them: \(read.stderr)\n\(saved.stdout)\n\(listed.stdout)")
+    #expect(read.stdout == """
+        ['id', 'day', 'file', 'captured_at', 'source'] 2026-12-02 2026-12-02T23:30:00.000-05:00 script True True
+        ['waiting', 'set_aside'] True
+        True None buy oat milk: 2 cartons None
+        0 None
+
+        """, "\(read.stdout)")
+}
