@@ -233,6 +233,31 @@ public actor Workspace {
         return String(decoding: core.render(id), as: UTF8.self)
     }
 
+    /// One block of a page in file order (`outl show --json`): flat, with its parent and depth, so
+    /// a page nested to any depth is listed without recursion.
+    public struct OutlineBlock: Sendable {
+        public var id: String
+        /// nil at the top level.
+        public var parent: String?
+        public var depth: Int
+        public var text: String
+        public var properties: [Property]
+    }
+
+    /// The live blocks of a day's page in file order (nil if the day has no page).
+    public func journalOutline(_ day: JournalDay) -> [OutlineBlock]? {
+        let page = BlockID.journalPage(day)
+        guard core.model.pages[page]?.known == true else { return nil }
+        var ancestors: [BlockID] = []  // of the block at hand: its depth is their count
+        return core.model.outline(of: page).map { e in
+            ancestors.removeLast(ancestors.count - e.depth)
+            let parent = ancestors.last
+            ancestors.append(e.id)
+            let b = core.model.blocks.block(at: e.row)
+            return OutlineBlock(id: e.id.description, parent: parent?.description, depth: e.depth, text: b.text, properties: b.props)
+        }
+    }
+
     /// The live blocks of a day's page in order, as (id, text).
     public func journalBlocks(_ day: JournalDay) -> [(id: String, text: String)] {
         var out: [(id: String, text: String)] = []

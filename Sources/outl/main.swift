@@ -16,7 +16,7 @@ import Workspace
 
 let version = "outl 0.1.0"
 let usage = """
-usage: outl [options] show [DAY]                  print a day's journal from the op log
+usage: outl [options] show [--json] [DAY]         print a day's journal from the op log
        outl [options] check                       check that journals/ and pages/ agree with the op log
        outl [options] daily append [--] TEXT...   append one block to today's journal
        outl [options] daily append -              the same, the text read from standard input
@@ -24,7 +24,7 @@ usage: outl [options] show [DAY]                  print a day's journal from the
        outl [options] reconcile                   turn hand edits of page files into ops, then project
        outl help | version                        this text, or the version
 options (before or after the command; after --, words are text):
-       --workspace DIR  --state-dir DIR  --json (status: one JSON document)  --help  --version
+       --workspace DIR  --state-dir DIR  --json (show, status: one JSON document)  --help  --version
 DAY is YYYY-MM-DD, today (the default), yesterday or tomorrow, in the local time zone.
 The workspace is --workspace, else $OUTL_WORKSPACE, else `workspace =` in
 ~/.config/outl/outld.conf, else ~/outl. The device-local state is under --state-dir, else
@@ -167,7 +167,7 @@ while i < args.count {
 if wantsHelp || rest.first == "help" { say(usage + "\n"); exit(0) }
 if wantsVersion || rest.first == "version" { say(version + "\n"); exit(0) }
 guard let command = rest.first else { usageError("no command") }
-if wantsJSON && command != "status" { usageError("--json goes with status only") }
+if wantsJSON && command != "status" && command != "show" { usageError("--json goes with show and status only") }
 
 let config: OutlConfig
 do {
@@ -189,7 +189,17 @@ case "show":
         day = d
     }
     let ws = open(config, write: false)
-    if let md = await ws.journalMarkdown(day) { say(md) } else {
+    if wantsJSON {
+        guard let blocks = await ws.journalOutline(day) else { fail(1, "no journal page for \(day.iso)") }
+        var doc = JSONValue.object([
+            ("day", .string(day.iso)), ("page", .string(BlockID.journalPage(day).description)),
+            ("blocks", .array(blocks.map { b in
+                .object([("id", .string(b.id)), ("parent", .nullable(b.parent)), ("depth", .int(b.depth)), ("text", .string(b.text)),
+                         ("properties", .array(b.properties.map { .array([.string($0.key), .string($0.value)]) }))])
+            })),
+        ]).encoded()
+        _ = doc.withUnsafeMutableBytes { write(1, $0.baseAddress, $0.count) }
+    } else if let md = await ws.journalMarkdown(day) { say(md) } else {
         fail(1, "no journal page for \(day.iso)")
     }
 case "check":

@@ -95,8 +95,42 @@ import TestSupport
             [] []
 
             """, "\(read.stdout)\n\(s.stdout)")
-        #expect(try h.outl(["show", "--json"]).status == 64)
+        #expect(try h.outl(["check", "--json"]).status == 64)
         #expect(d.stop() == 0)
+    }
+
+    /// `outl show --json`: the day's blocks in file order, flat, with parent and depth, read with
+    /// Python's json; a block nested by hand comes with its parent.
+    @Test func outl_show_json_lists_the_days_blocks_flat_with_their_parents() throws {
+        let h = try OutlHome()
+        _ = try h.captureID("first: a line with a colon")
+        #expect(try h.outld(["--once"]).status == 0)
+        let file = Path.join(h.workspace, "journals/2026_12_02.md")
+        var page = try #require(readText(file))
+        page += "- parent by hand\n  - child by hand\n    mood:: calm\n"
+        try writeText(file, page)
+        #expect(try h.outl(["reconcile"]).status == 0)
+        let s = try h.outl(["show", "--json", "2026-12-02"])
+        #expect(s.status == 0, "\(s.stderr)")
+        let read = try run("/usr/bin/python3", ["-c", """
+            import json, sys
+            d = json.load(sys.stdin)
+            print(list(d), d["day"])
+            for b in d["blocks"]:
+                print(b["depth"], b["text"], [k for k, v in b["properties"]], b["parent"] is None)
+            first, parent, child = d["blocks"]
+            print(child["parent"] == parent["id"], child["properties"])
+            """], stdin: Array(s.stdout.utf8))
+        #expect(read.status == 0, "python could not read it: \(read.stderr)\n\(s.stdout)")
+        #expect(read.stdout == """
+            ['day', 'page', 'blocks'] 2026-12-02
+            0 first: a line with a colon ['captured-at', 'source'] True
+            0 parent by hand [] True
+            1 child by hand ['mood'] False
+            True [['mood', 'calm']]
+
+            """, "\(read.stdout)\n\(s.stdout)")
+        #expect(try h.outl(["show", "--json", "2026-01-01"]).status == 1)
     }
 
     /// One warning per capture without a usable captured_at, saying what was wrong and what was
