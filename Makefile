@@ -74,6 +74,10 @@ install: release
 	install -Dm644 systemd/outld.catalog $(DESTDIR)$(CATALOGDIR)/outld.catalog
 	sed 's|@bindir@|$(BINDIR)|g' share/outl-capture.desktop.in > $(DESTDIR)$(DATADIR)/applications/outl-capture.desktop
 	chmod 644 $(DESTDIR)$(DATADIR)/applications/outl-capture.desktop
+	@set -e; for p in $(PROGRAMS); do \
+	  install -Dm644 share/completions/bash/$$p $(DESTDIR)$(DATADIR)/bash-completion/completions/$$p; \
+	  install -Dm644 share/completions/zsh/_$$p $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_$$p; \
+	  install -Dm644 share/completions/fish/$$p.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/$$p.fish; done
 
 # journalctl reads catalogs only from the system directories: run as root after install-user.
 install-catalog:
@@ -99,9 +103,12 @@ uninstall:
 	@for m in $(MAN5); do rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename $$m); done
 	@for u in $(UNITS); do rm -f $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/$$u; done
 	rm -f $(DESTDIR)$(CATALOGDIR)/outld.catalog $(DESTDIR)$(DATADIR)/applications/outl-capture.desktop
+	@for p in $(PROGRAMS); do rm -f $(DESTDIR)$(DATADIR)/bash-completion/completions/$$p \
+	  $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_$$p $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/$$p.fish; done
 
 # Debian packages the build and the tests need; installs only what is missing.
-DEB_PACKAGES = libsystemd-dev liburing-dev pkg-config mandoc systemd syncthing cmark xvfb xclip xsel libnotify-bin hyperfine
+DEB_PACKAGES = libsystemd-dev liburing-dev pkg-config mandoc systemd syncthing cmark xvfb xclip xsel libnotify-bin hyperfine \
+	bash-completion zsh fish
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; fi

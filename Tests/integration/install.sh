@@ -40,10 +40,13 @@ outside() { # what could change outside the target: the sources make reads and t
 }
 before=$(outside)
 expected() { # PREFIX-relative paths make install writes
-  printf '%s\n' bin/outl bin/outl-capture bin/outld lib/systemd/catalog/outld.catalog \
+  { printf '%s\n' bin/outl bin/outl-capture bin/outld lib/systemd/catalog/outld.catalog \
     lib/systemd/user/outld-drain.path lib/systemd/user/outld-drain.service lib/systemd/user/outld.service \
     share/applications/outl-capture.desktop share/man/man1/outl-capture.1 share/man/man1/outl.1 \
     share/man/man1/outld.1 share/man/man5/outl-inbox.5
+    for p in outl outl-capture outld; do
+      printf '%s\n' share/bash-completion/completions/$p share/zsh/vendor-completions/_$p share/fish/vendor_completions.d/$p.fish
+    done; } | sort
 }
 
 # 1. make install PREFIX=<dir>
