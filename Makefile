@@ -18,7 +18,7 @@ MAN1 = man/outld.1 man/outl-capture.1 man/outl.1
 MAN5 = man/outl-inbox.5
 UNITS = outld.service outld-drain.service outld-drain.path
 
-.PHONY: all release debug check test lint-man integration bench torture fuzz install install-user \
+.PHONY: all release debug check test lint-man integration bench torture fuzz install install-user deb \
         enable-user install-catalog uninstall deps clean
 
 all: release
@@ -79,6 +79,11 @@ install: release
 	  install -Dm644 share/completions/zsh/_$$p $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_$$p; \
 	  install -Dm644 share/completions/fish/$$p.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/$$p.fish; done
 
+# A Debian package of the release build (packaging/deb.sh): outl_<version>_<arch>.deb in DEB_DIR.
+DEB_DIR ?= .
+deb: release
+	bash packaging/deb.sh $(RELEASE_BIN) $(DEB_DIR)
+
 # journalctl reads catalogs only from the system directories: run as root after install-user.
 install-catalog:
 	install -Dm644 systemd/outld.catalog $(DESTDIR)/usr/lib/systemd/catalog/outld.catalog
@@ -108,7 +113,7 @@ uninstall:
 
 # Debian packages the build and the tests need; installs only what is missing.
 DEB_PACKAGES = libsystemd-dev liburing-dev pkg-config mandoc systemd syncthing cmark xvfb xclip xsel libnotify-bin hyperfine \
-	bash-completion zsh fish
+	bash-completion zsh fish lintian binutils
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; fi
