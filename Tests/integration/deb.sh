@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # deb.sh (issue 19): the Debian package. packaging/deb.sh builds it from the binaries under test;
 # lintian reports no error and no warning. As root, it is installed with apt-get, the installed
-# programs capture, drain and report, journalctl knows outld's catalog, and a purge leaves nothing
-# the package installed. Not root, or lintian missing: that part is reported as SKIPPED.
+# programs capture, drain and report with the Swift toolchain hidden, journalctl knows outld's
+# catalog, and a purge leaves nothing the package installed. Not root, or lintian missing: that
+# part is reported as SKIPPED.
 source "$(dirname "$0")/lib/common.sh"
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -42,18 +43,27 @@ trap 'dpkg --purge outl >/dev/null 2>&1 || true; cleanup_common' EXIT
 DEBIAN_FRONTEND=noninteractive apt-get install -y "$deb" >"$T/apt.log" 2>&1 \
   || fail "apt-get install $deb failed:"$'\n'"$(cat "$T/apt.log")"
 installed=$(dpkg -L outl | sort)
-/usr/bin/outl-capture -q "a line from the package" >/dev/null || fail "the installed outl-capture failed"
-/usr/bin/outld --once >/dev/null || fail "the installed outld --once failed"
-grep -rqx -- "- a line from the package" "$WS/journals" || fail "the capture did not reach the journal"
-/usr/bin/outl status --json | python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["inboxes"][0]["waiting"] == 0' \
-  || fail "the installed outl status --json"
+# The installed programs at work, with the Swift toolchain's directory hidden (as on a machine
+# that never had it): a private mount namespace with an empty directory bound over it.
+runtime=$(swift -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')
+toolchain=${runtime%%/lib/swift*}
+mkdir "$T/empty"
+out=$(unshare --mount --propagation private bash -euo pipefail -c '
+  mount --bind "$1" "$2"
+  /usr/bin/outl-capture -q "a line from the package"
+  /usr/bin/outld --once
+  /usr/bin/outl status --json > "$3"
+' hidden "$T/empty" "$toolchain" "$T/status.json" 2>&1) || fail "the installed programs, with $toolchain hidden:"$'\n'"$out"
+grep -rqx -- "- a line from the package" "$WS/journals" || fail "the capture did not reach the journal:"$'\n'"$out"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["inboxes"][0]["waiting"] == 0' "$T/status.json" \
+  || fail "the installed outl status --json:"$'\n'"$(cat "$T/status.json")"
 id=$(sed -n 's/^-- \([0-9a-f]\{32\}\)$/\1/p' "$repo/systemd/outld.catalog" | head -n 1)
 if command -v journalctl >/dev/null; then
   # Read whole before grep: grep -q quitting early would kill journalctl with SIGPIPE (pipefail).
   catalog=$(journalctl --list-catalog 2>/dev/null || true)
   grep -q "^$id" <<<"$catalog" || fail "journalctl does not know outld's catalog entry $id after the install"
 fi
-echo "ok: installed with apt-get, the installed programs captured, drained and reported, and journalctl knows the catalog"
+echo "ok: installed with apt-get; with $toolchain hidden the installed programs captured, drained and reported; journalctl knows the catalog"
 DEBIAN_FRONTEND=noninteractive apt-get purge -y outl >"$T/apt.log" 2>&1 || fail "apt-get purge outl failed:"$'\n'"$(cat "$T/apt.log")"
 left=$(while read -r f; do [ -f "$f" ] || [ -L "$f" ] && echo "$f"; done <<<"$installed" || true)
 [ -z "$left" ] || fail "the purge left these files:"$'\n'"$left"
