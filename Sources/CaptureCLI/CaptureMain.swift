@@ -196,8 +196,7 @@ enum Writer {
         }
     }
 
-    /// The Maildir delivery; returns the capture id once the file is durable.
-    /// Saves the capture; returns its id and the file it is in now.
+    /// The Maildir delivery; returns the capture id and its file once the file is durable.
     static func save(text: String, source: String, stamp: Timestamp, inbox: String, workspace: String?) throws -> (ULID, String) {
         var gen = ULIDGenerator()
         let id = gen.next(nowMs: UInt64(stamp.epochMilliseconds))
