@@ -39,26 +39,24 @@ enum ListCommand {
                 throw Failure(ExitStatus.of(error, otherwise: ExitStatus.ioError), "cannot list \(dir): \(error)")
             }
         }
+        rows.sort { $0.name < $1.name }
         if json { return listJSON(rows, setAside: asideDocs) }
         defer { for a in asides { Out.say(a) } }
         if rows.isEmpty {
             Out.say("nothing waiting")
             return ExitStatus.ok
         }
-        rows.sort { $0.name < $1.name }
         let several = config.drainedInboxes.count > 1
         var out = ""
         for r in rows {
             let id = CaptureName.captureID(of: r.name) ?? r.name
             let inbox = several ? "  " + visible(abbreviated(r.dir, home: home)) : ""
-            do {
-                let bytes = try Durable.readRegularFile(r.name, in: r.fd, fullPath: Path.join(r.dir, r.name), limit: CaptureFile.maxFileBytes)
-                let c = try CaptureFile.decode(bytes)
+            switch decoded(r) {
+            case nil: continue  // drained while we listed
+            case .success(let c)?:
                 let at = c.capturedAt?.rfc3339 ?? c.capturedAtRaw ?? "-"
                 out += "\(id)  \(visible(at))  \(visible(c.source))\(inbox)  \(visible(CaptureFile.oneLine(c.text, max: 60)))\n"
-            } catch let e as Errno where e == .ENOENT {
-                continue  // drained while we listed
-            } catch {
+            case .failure(let error)?:
                 out += "\(id)  -  -\(inbox)  (will be rejected: \(visible("\(error)")))\n"
             }
             if out.utf8.count > 1 << 16 { Out.stdout(out); out = "" }
@@ -72,18 +70,15 @@ enum ListCommand {
     /// set it aside (`problem`); strings as the files held them (JSON escapes every control).
     static func listJSON(_ rows: [(name: String, dir: String, fd: FileDescriptor)], setAside: [JSONValue]) -> Int32 {
         var waiting: [JSONValue] = []
-        for r in rows.sorted(by: { $0.name < $1.name }) {
-            let file = Path.join(r.dir, r.name)
+        for r in rows {
             var doc: [(key: String, value: JSONValue)] = [("id", .string(CaptureName.captureID(of: r.name) ?? r.name)),
-                                                          ("file", .string(file)), ("inbox", .string(r.dir))]
-            do {
-                let bytes = try Durable.readRegularFile(r.name, in: r.fd, fullPath: file, limit: CaptureFile.maxFileBytes)
-                let c = try CaptureFile.decode(bytes)
+                                                          ("file", .string(Path.join(r.dir, r.name))), ("inbox", .string(r.dir))]
+            switch decoded(r) {
+            case nil: continue  // drained while we listed
+            case .success(let c)?:
                 doc += [("captured_at", .nullable(c.capturedAt?.rfc3339 ?? c.capturedAtRaw)), ("source", .string(c.source)),
                         ("text", .string(c.text)), ("problem", .null)]
-            } catch let e as Errno where e == .ENOENT {
-                continue  // drained while we listed
-            } catch {
+            case .failure(let error)?:
                 doc += [("captured_at", .null), ("source", .null), ("text", .null), ("problem", .string("\(error)"))]
             }
             waiting.append(.object(doc))
@@ -91,6 +86,19 @@ enum ListCommand {
         Out.stdout(String(decoding: JSONValue.object([("waiting", .array(waiting)), ("set_aside", .array(setAside))]).encoded(),
                           as: UTF8.self))
         return ExitStatus.ok
+    }
+
+    /// A waiting capture read as the drain reads it: its fields, or why the drain will set it aside;
+    /// nil when it is gone (drained while we listed).
+    static func decoded(_ r: (name: String, dir: String, fd: FileDescriptor)) -> Result<DecodedCapture, Error>? {
+        do {
+            let bytes = try Durable.readRegularFile(r.name, in: r.fd, fullPath: Path.join(r.dir, r.name), limit: CaptureFile.maxFileBytes)
+            return .success(try CaptureFile.decode(bytes))
+        } catch let e as Errno where e == .ENOENT {
+            return nil
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// `s` with every control character (C0, DEL, C1) written as `\x1B` / `\u0085`, so a listing

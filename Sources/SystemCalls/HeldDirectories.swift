@@ -81,8 +81,9 @@ public final class HeldDirectories {
     public func names(_ rel: String) throws -> [String] {
         let fd = try directory(rel)
         let full = Path.join(root, rel)
-        if streams[rel] == nil { streams[rel] = try Sys.openDirectoryStream(fd.rawValue, path: full) }
-        return try Sys.readDirectory(stream: streams[rel]!, path: full)
+        let stream = try streams[rel] ?? Sys.openDirectoryStream(fd.rawValue, path: full)
+        streams[rel] = stream
+        return try Sys.readDirectory(stream: stream, path: full)
     }
 
     /// Streams kept open on held directories (`names`), closed with their directory.

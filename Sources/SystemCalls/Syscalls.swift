@@ -418,21 +418,14 @@ public enum Sys {
     /// The names in the open directory `dirfd` (read through a descriptor of its own, so `dirfd`'s
     /// position is untouched and it stays open); the seam sees `path`.
     public static func readDirectory(_ dirfd: Int32, path: @autoclosure () -> String) throws -> [String] {
-        let call = interposer == nil ? SysCall(.readdir, fd: dirfd) : SysCall(.readdir, path: path(), fd: dirfd)
-        if let e = injectedFailure(call) { throw e }
-        let own = Glibc.openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard own >= 0, let dir = fdopendir(own) else {
-            let e = Errno.current
-            if own >= 0 { _ = Glibc.close(own) }
-            record(call, -Int(e.code))
-            throw e
-        }
-        return try names(in: dir, call)
+        let dir = try openDirectoryStream(dirfd, path: path())
+        return try names(in: dir, interposer == nil ? SysCall(.readdir, fd: dirfd) : SysCall(.readdir, path: path(), fd: dirfd))
     }
 
-    /// A directory stream kept open on the directory `dirfd` (through a descriptor of its own), so a
-    /// caller that lists the same directory again and again (a live merge) rewinds it instead of
-    /// opening it anew each time. Closed by `closeDirectoryStream`.
+    /// A directory stream on the directory `dirfd` (through a descriptor of its own, so `dirfd`'s
+    /// position is untouched): `readDirectory` reads one and closes it; a caller that lists the same
+    /// directory again and again (a live merge) keeps one and rewinds it (`readDirectory(stream:)`)
+    /// instead of opening it anew each time. Closed by `closeDirectoryStream`.
     public static func openDirectoryStream(_ dirfd: Int32, path: @autoclosure () -> String) throws -> OpaquePointer {
         let call = interposer == nil ? SysCall(.readdir, fd: dirfd) : SysCall(.readdir, path: path(), fd: dirfd)
         if let e = injectedFailure(call) { throw e }

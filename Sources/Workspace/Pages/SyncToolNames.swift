@@ -44,8 +44,9 @@ public enum SyncToolNames {
         let stem = String(chars[..<at])
         let rest = String(chars[(at + marker.count)...])[...]
         // YYYYMMDD-HHMMSS-DEVICE then the extension (if any) from the first dot.
-        let ext = rest.firstIndex(of: ".").map { String(rest[$0...]) } ?? ""
-        let stamp = ext.isEmpty ? rest : rest[rest.startIndex..<rest.firstIndex(of: ".")!]
+        let dot = rest.firstIndex(of: ".")
+        let ext = dot.map { String(rest[$0...]) } ?? ""
+        let stamp = dot.map { rest[..<$0] } ?? rest
         let parts = stamp.split(separator: "-", omittingEmptySubsequences: false)
         guard !stem.isEmpty, parts.count == 3, parts[0].count == 8, parts[1].count == 6,
               parts[0].allSatisfy(\.isNumber), parts[1].allSatisfy(\.isNumber), !parts[2].isEmpty else { return nil }
