@@ -113,7 +113,7 @@ uninstall:
 
 # Debian packages the build and the tests need; installs only what is missing.
 DEB_PACKAGES = libsystemd-dev liburing-dev pkg-config mandoc systemd syncthing cmark xvfb xclip xsel libnotify-bin hyperfine \
-	bash-completion zsh fish lintian binutils
+	bash-completion zsh fish lintian binutils dpkg-dev
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; fi

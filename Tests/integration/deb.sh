@@ -45,8 +45,8 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y "$deb" >"$T/apt.log" 2>&1 \
 installed=$(dpkg -L outl | sort)
 # The installed programs at work, with the Swift toolchain's directory hidden (as on a machine
 # that never had it): a private mount namespace with an empty directory bound over it.
-runtime=$(swift -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')
-toolchain=${runtime%%/lib/swift*}
+toolchain=$(swift_toolchain)
+[ -d "$toolchain" ] || fail "cannot find the Swift toolchain (got '$toolchain')"
 mkdir "$T/empty"
 out=$(unshare --mount --propagation private bash -euo pipefail -c '
   mount --bind "$1" "$2"

@@ -6,11 +6,8 @@
 source "$(dirname "$0")/lib/common.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# Where this toolchain keeps its runtime (/opt/swift/usr/lib/swift/linux): the toolchain is the
-# directory above its lib/.
-runtime=$(swift -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')
-toolchain=${runtime%%/lib/swift*}
-[ -d "$toolchain" ] || fail "cannot find the toolchain from its runtime path $runtime"
+toolchain=$(swift_toolchain)
+[ -d "$toolchain" ] || fail "cannot find the Swift toolchain (got '$toolchain')"
 
 # 1. What each program loads, as the dynamic loader resolves it now.
 for b in "$CAPTURE" "$OUTLD" "$OUTL"; do

@@ -35,6 +35,14 @@ wait_for() {
   done
 }
 
+# The Swift toolchain's directory (/opt/swift/usr): the one above its runtime's lib/, as
+# swift -print-target-info names that; a test hides it to run programs as on a machine without it.
+swift_toolchain() {
+  local runtime
+  runtime=$(swift -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeLibraryPaths"][0])')
+  echo "${runtime%%/lib/swift*}"
+}
+
 inbox_empty() { [ -z "$(find "$INBOX" -maxdepth 1 -name '*.json' -print -quit 2>/dev/null)" ]; }
 
 # check_exactly_once IDS_FILE: every "ID TOKEN" line (a capture whose writer exited 0) must have
