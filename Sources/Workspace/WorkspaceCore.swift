@@ -21,6 +21,8 @@ final class WorkspaceCore {
     var model: Model
     /// The last renderings of a few pages (PageRenderer).
     var renderCache = PageRenderCache()
+    /// The largest page file written or read (tests make it small to reach it cheaply).
+    var maxPageBytes = PageFiles.maxFileBytes
     let writer: OpLogWriter
     /// Every op file's cursor: where the boot and each live merge stopped reading.
     let follower: OpLogFollower
@@ -274,7 +276,11 @@ final class WorkspaceCore {
                 if !page.known { problems.append("page \(id): blocks without a page op") }
                 continue
             }
-            let want = render(id)
+            let rendered = renderPage(id)
+            let want = rendered.bytes
+            for b in rendered.heldBack {
+                problems.append("\(loc.rel): block \(b.id) from device \(heldBackDevice(b.id)) (\(b.bytes) bytes) is not shown: the page would be larger than the \(maxPageBytes >> 20) MiB a page file may hold")
+            }
             do {
                 if let have = try readPage(loc.rel, name: loc.name, in: try dirs.existing(loc.dir)) {
                     if have.bytes != want { problems.append("\(loc.rel): differs from the op log (hand edit or stale projection)") }

@@ -148,6 +148,40 @@ final class PeerHome {
                 "a capture drained now goes at the end:\n\(h.journal)")
     }
 
+    /// A peer that floods today's page past the 64 MiB a page file may hold (17 blocks of 4.1 MB,
+    /// each an op line within the reader's 4 MiB): the page is written without its largest block,
+    /// the log and `outl check` name the device, and a capture made here still lands.
+    @Test func a_peer_flooding_a_page_past_the_limit_is_held_back_and_captures_still_land() throws {
+        let h = try PeerHome()
+        defer { h.stop() }
+        try h.start()
+        try h.capture("typed here first")
+        let day = JournalDay(year: 2026, month: 12, day: 2)!
+        let now = wallClockMilliseconds()
+        var ops = [Op(hlc: HLC(wall: now, counter: 0, actor: h.peer), kind: .createPage, id: BlockID.journalPage(day))]
+        ops[0].pageKind = .journal; ops[0].text = day.iso
+        for i in 0..<17 {
+            let hlc = HLC(wall: now + Int64(i) + 1, counter: 0, actor: h.peer)
+            var b = Op(hlc: hlc, kind: .createBlock, id: BlockID.random())
+            b.page = BlockID.journalPage(day); b.pos = hlc.positionKey
+            b.text = "flood \(i) " + String(repeating: "x", count: 4_100_000 + i)
+            ops.append(b)
+        }
+        let largest = ops[17].id
+        try h.deliverPeer(ops)
+        #expect(h.wait(60) { h.log.contains("block \(largest)") }, "\(h.log.suffix(2000))")
+        let line = h.log.split(separator: "\n").first { $0.contains("block \(largest)") }.map(String.init) ?? ""
+        #expect(line.contains("device \(h.peer)") && line.contains("is not shown in \(h.page)") && line.contains("64 MiB"), "\(line)")
+        try h.capture("typed here after the flood")
+        let size = try Sys.lstat(h.page).st_size
+        #expect(size <= 64 << 20, "a page file of \(size) bytes")
+        let page = h.journal
+        #expect(page.contains("- typed here first") && page.contains("- flood 15 ") && !page.contains("- flood 16 "))
+        h.stop()
+        let check = try run(binPath("outl"), ["check"], env: h.env)
+        #expect(check.status != 0 && check.stdout.contains("block \(largest) from device \(h.peer)"), "\(check.stdout)\(check.stderr)")
+    }
+
     @Test func merge_from_a_device_logs_the_blocks_it_deleted() throws {
         let h = try PeerHome()
         defer { h.stop() }

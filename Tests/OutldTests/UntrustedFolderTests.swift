@@ -137,11 +137,14 @@ import TestSupport
     }
 }
 
-/// Runs a program to completion and reports its own peak RSS (wait4's rusage, for this child only).
+/// Runs a program to completion and reports its own peak RSS, as GNU time measures it (wait4's
+/// rusage). Not this process's wait4: a child spawned straight from the test runner (vfork, then
+/// exec) starts its ru_maxrss at the runner's own peak, which other tests in the same process raise
+/// past any bound. time is small, and its child's count starts from time's own size.
 func runMeasuringPeakRSS(_ executable: String, _ args: [String], env: [String: String]) throws
     -> (status: Int32, peakRSSKiB: Int, stderr: String) {
     let dir = TempDir("rss")
-    let errPath = dir.sub("stderr")
+    let errPath = dir.sub("stderr"), rssPath = dir.sub("rss")
     var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("OUTL_") }
     for (k, v) in env { if v.isEmpty { environment.removeValue(forKey: k) } else { environment[k] = v } }
     var actions = posix_spawn_file_actions_t()
@@ -150,15 +153,19 @@ func runMeasuringPeakRSS(_ executable: String, _ args: [String], env: [String: S
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    let argv = ([executable] + args).map { strdup($0) } + [nil]
+    let time = "/usr/bin/time"
+    guard access(time, X_OK) == 0 else { throw Errno(ENOENT) }
+    let argv = ([time, "-q", "-o", rssPath, "-f", "%M", executable] + args).map { strdup($0) } + [nil]
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
     var pid: pid_t = 0
-    let rc = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+    let rc = posix_spawn(&pid, time, &actions, nil, argv, envp)
     guard rc == 0 else { throw Errno(rc) }
     var status: Int32 = 0
-    var usage = rusage()
-    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     let exited = status & 0x7f == 0
-    return (exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), Int(usage.ru_maxrss), readText(errPath) ?? "")
+    let rss = (readText(rssPath) ?? "").split(separator: "\n").last.flatMap { Int($0) }
+    guard let rss else { throw Errno(EIO) }
+    // time exits with its child's status (a signal's as 128 + n).
+    return (exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), rss, readText(errPath) ?? "")
 }

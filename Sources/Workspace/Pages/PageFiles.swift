@@ -243,6 +243,20 @@ final class PageFiles {
         adopted.formUnion(new)
     }
 
+    // MARK: held back
+
+    /// Per page, the blocks its file does not show because it would pass the page-file limit.
+    private(set) var heldBack: [BlockID: [HeldBackBlock]] = [:]
+
+    /// Records what the page's last rendering held back; returns the blocks newly held back (to be
+    /// logged once each) and whether the page held some back before and now holds none.
+    func noteHeldBack(_ blocks: [HeldBackBlock], of page: BlockID) -> (new: [HeldBackBlock], allShown: Bool) {
+        let before = heldBack[page] ?? []
+        heldBack[page] = blocks.isEmpty ? nil : blocks
+        let known = Set(before.map(\.id))
+        return (blocks.filter { !known.contains($0.id) }, blocks.isEmpty && !before.isEmpty)
+    }
+
     // MARK: strays
 
     /// Strays that could not be read or removed, with the reason last logged: logged once each,

@@ -113,7 +113,7 @@ extension WorkspaceCore {
     func readPage(_ rel: String, name: String, in dir: FileDescriptor?) throws -> PageFileRead? {
         guard let dir else { return nil }
         do {
-            let (bytes, st) = try Durable.readRegularFileAndStat(name, in: dir, fullPath: Path.join(root, rel), limit: PageFiles.maxFileBytes)
+            let (bytes, st) = try Durable.readRegularFileAndStat(name, in: dir, fullPath: Path.join(root, rel), limit: maxPageBytes)
             return PageFileRead(bytes: bytes, identity: FileIdentity(st), ctimeMs: WorkInTransit.ctimeMs(st))
         } catch let e as Errno where e == .ENOENT {
             return nil
@@ -140,9 +140,12 @@ extension WorkspaceCore {
             }
             return nil
         }
-        let (bytes, shown) = renderPage(id)
-        guard bytes.count <= PageFiles.maxFileBytes else {
-            throw PageFileError(path: loc.rel, reason: "would be larger than the \(PageFiles.maxFileBytes >> 20) MiB a page file may hold; its blocks stay in the op log")
+        let rendered = renderPage(id)
+        let bytes = rendered.bytes, shown = rendered.ids
+        noteHeldBack(rendered.heldBack, of: id, rel: loc.rel)
+        guard bytes.count <= maxPageBytes else {
+            // Only a preamble can do this: every block can be held back.
+            throw PageFileError(path: loc.rel, reason: "would be larger than the \(pageLimitText) a page file may hold; its blocks stay in the op log")
         }
         var identity = file?.identity
         var wrote = false
@@ -231,6 +234,7 @@ extension WorkspaceCore {
         if !editedHere, !ops.isEmpty, transit.mustWait(fileCtimeMs: file.ctimeMs, origin: origin) {
             return "\(ops.count) change(s) not explained by any op yet; waiting for other devices' ops before taking them"
         }
+        try refuseOversizedOps(ops, rel: rel)
         if stray == nil { pages.lastReconciled[id] = current }
         if ops.isEmpty { return nil }
         if editedHere {
@@ -245,6 +249,24 @@ extension WorkspaceCore {
         }
         log("\(Path.join(root, rel)): \(ops.count) hand edit(s) turned into ops", ["OUTL_PAGE": id.description, "OUTL_PAGE_FILE": Path.join(root, rel)])
         return nil
+    }
+
+    /// A file whose edits would make an op line longer than any op log reader takes (a block of
+    /// more than about 4 MiB) is taken not at all: such a line would be skipped at the next start,
+    /// and the block lost from the model while the file, rewritten, no longer held it. The page
+    /// fails instead, and its file is left as it is until the block is split.
+    func refuseOversizedOps(_ ops: [Op], rel: String) throws {
+        // The ops are not stamped yet: room for the longest stamp a commit can give them.
+        let room = OpFileCursor.maxLineBytes - 64
+        for op in ops where op.kind == .createBlock || op.kind == .updateBlock || op.kind == .setPreamble {
+            // A field is spelled in at most six bytes per byte of text (a control character's \u escape).
+            if (op.text.utf8.count + op.props.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }) * 6 < room { continue }
+            let n = OpEncoder.line(op).count
+            if n > room {
+                let first = op.text.split(separator: "\n", maxSplits: 1).first.map { String($0.prefix(40)) } ?? ""
+                throw PageFileError(path: rel, reason: "holds a block (\"\(first)\") that would be an op of \(n) bytes, over the \(OpFileCursor.maxLineBytes >> 20) MiB an op may be: nothing in the file is taken and it is left as it is until that block is split")
+            }
+        }
     }
 
     /// Whether any of `blocks` (at any depth) carries the id of a block of the page.
@@ -436,6 +458,30 @@ extension WorkspaceCore {
     func strayUnreadable(_ rel: String, _ e: PageFileError) {
         guard pages.strayFailed(rel, reason: e.reason) else { return }
         log.warning("\(Path.join(root, rel)): \(e.reason); not taken, and its page is written all the same", ["OUTL_PAGE_FILE": Path.join(root, rel)])
+    }
+
+    /// Says once which blocks a page's file leaves out to stay within the limit, naming the device
+    /// whose write made each one that large, and when the page shows all its blocks again.
+    func noteHeldBack(_ blocks: [HeldBackBlock], of page: BlockID, rel: String) {
+        let (new, allShown) = pages.noteHeldBack(blocks, of: page)
+        let path = Path.join(root, rel)
+        for b in new {
+            let device = heldBackDevice(b.id)
+            let with = b.descendants == 0 ? "" : " with its \(b.descendants) nested block(s)"
+            log.warning("device \(device): block \(b.id) (\(b.bytes) bytes)\(with) is not shown in \(path): the page would be larger than the \(pageLimitText) a page file may hold; it stays in the op log",
+                        ["OUTL_PAGE": page.description, "OUTL_PAGE_FILE": path, "OUTL_BLOCK": b.id.description, "OUTL_DEVICE": device.description])
+        }
+        if allShown { log("\(path): every block is shown again", ["OUTL_PAGE": page.description, "OUTL_PAGE_FILE": path]) }
+    }
+
+    /// The page-file limit as a person reads it.
+    var pageLimitText: String { maxPageBytes % (1 << 20) == 0 ? "\(maxPageBytes >> 20) MiB" : "\(maxPageBytes) bytes" }
+
+    /// The device whose write gave the block its content: its newest update's, else its create's.
+    func heldBackDevice(_ id: BlockID) -> BlockID {
+        guard let r = model.blocks.find(id) else { return actor }
+        let e = model.blocks.editsOf(r)
+        return (e.update ?? e.create).actor
     }
 
     /// Says that a page became failing, or was written again after failing.

@@ -1,5 +1,6 @@
 // PageRenderer: a page's Markdown from the model, reusing the lines of every block unchanged since the
-// page's last rendering. Invariant: the bytes equal Markdown.render of the page's MDPage (tested by
+// page's last rendering. Invariant: the bytes equal Markdown.render of the page's MDPage, less the
+// blocks held back when that would pass the page-file limit (`heldWithin`) (tested by
 // PageRendererTests against random edits, moves and re-indents), because a block's lines depend on its
 // id, text, properties and depth alone, and (content offset, depth) names those exactly: the model's
 // arena is append-only (an update stores its content at a new offset) and the model is never replaced.
@@ -53,12 +54,71 @@ struct PageRenderCache {
     }
 }
 
+/// A page's file content, the blocks it shows (file order) and those held back to keep it within
+/// the page-file limit (PageRenderer.heldWithin).
+struct RenderedPage {
+    var bytes: [UInt8]
+    var ids: [BlockID]
+    var heldBack: [HeldBackBlock] = []
+}
+
+/// A block not shown in its page's file, with its descendants, because the page would pass the size
+/// a page file may hold: its own lines' size, and how many descendants went with it.
+struct HeldBackBlock: Equatable {
+    var id: BlockID
+    var bytes: Int
+    var descendants: Int
+}
+
+enum PageRenderer {
+    /// The page within `limit` bytes: blocks are held back (each with its descendants, whose depth
+    /// only their parent gives them) largest own lines first, ties by id, until the rest fits. The
+    /// choice depends on the model alone, never on the order ops arrived in, so every device that
+    /// holds the same ops writes the same file; and the largest blocks are what a peer that floods a
+    /// page sends, so a person's ordinary blocks stay. Held-back blocks stay in the model and the op
+    /// log, and are not in `ids`: a file without them proves nothing about them (FilePresence).
+    static func heldWithin(_ limit: Int, bytes: [UInt8], preambleEnd: Int, entries: [PageRenderCache.Entry]) -> RenderedPage {
+        var total = bytes.count
+        var held = [Bool](repeating: false, count: entries.count)
+        // Where each block's subtree ends: the next entry no deeper than it.
+        var end = [Int](repeating: entries.count, count: entries.count)
+        var stack: [Int] = []
+        for (i, e) in entries.enumerated() {
+            while let t = stack.last, entries[t].depth >= e.depth { end[t] = i; stack.removeLast() }
+            stack.append(i)
+        }
+        let order = entries.indices.sorted {
+            let a = entries[$0], b = entries[$1]
+            return a.range.count != b.range.count ? a.range.count > b.range.count : a.id < b.id
+        }
+        var heldBack: [HeldBackBlock] = []
+        for i in order where total > limit && !held[i] {
+            var n = 0
+            for j in i..<end[i] where !held[j] {
+                held[j] = true
+                total -= entries[j].range.count
+                n += 1
+            }
+            heldBack.append(HeldBackBlock(id: entries[i].id, bytes: entries[i].range.count, descendants: n - 1))
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(total)
+        out.append(contentsOf: bytes[..<preambleEnd])
+        var ids: [BlockID] = []
+        for (i, e) in entries.enumerated() where !held[i] {
+            out.append(contentsOf: bytes[e.range])
+            ids.append(e.id)
+        }
+        return RenderedPage(bytes: out, ids: ids, heldBack: heldBack)
+    }
+}
+
 extension WorkspaceCore {
     /// The page as its file shows it.
     func render(_ pageID: BlockID) -> [UInt8] { renderPage(pageID).bytes }
 
-    /// The page as its file shows it, and the ids of its blocks in file order.
-    func renderPage(_ pageID: BlockID) -> (bytes: [UInt8], ids: [BlockID]) {
+    /// The page as its file shows it, the ids of its blocks in file order, and the blocks held back.
+    func renderPage(_ pageID: BlockID) -> RenderedPage {
         let preamble = model.pages[pageID]?.preamble ?? ""
         let old = renderCache.take(pageID)
         var out: [UInt8] = []
@@ -124,8 +184,12 @@ extension WorkspaceCore {
             entries.append(PageRenderCache.Entry(id: id, content: content, depth: depth, range: start..<end))
         }
         flush()
+        if out.count > maxPageBytes {
+            // Not kept: a page held within the limit is rare, and rendered whole again each time.
+            return PageRenderer.heldWithin(maxPageBytes, bytes: out, preambleEnd: preambleEnd, entries: entries)
+        }
         renderCache.keep(PageRenderCache.Rendering(bytes: out, preamble: preamble, preambleEnd: preambleEnd, entries: entries), of: pageID)
-        return (out, entries.map(\.id))
+        return RenderedPage(bytes: out, ids: entries.map(\.id))
     }
 
     /// The page rendered from scratch, as Markdown.render writes its MDPage: what `render` must equal.
