@@ -52,3 +52,52 @@ import Testing
         #expect(m.blockIDs(createdOn: page).count == 7, "the deleted block is still listed as created there")
     }
 }
+
+@Suite struct FlatOutlineTests {
+    let page = BlockID.journalPage(JournalDay(year: 2026, month: 12, day: 2)!)
+    let other = BlockID.journalPage(JournalDay(year: 2026, month: 12, day: 3)!)
+    let actor = BlockID(hi: 7, lo: 7)
+
+    /// Random pages of top-level blocks, some created out of order, deleted, moved to another page or
+    /// nested: the one-pass outline, when it answers, is the arranged one, and it answers for a page
+    /// of captures appended in order.
+    @Test func the_flat_outline_is_the_arranged_outline_whenever_it_answers() {
+        var rng = SystemRandomNumberGenerator()
+        var answered = 0
+        for round in 0..<300 {
+            var m = Model(), wall: Int64 = 1
+            func next(_ kind: OpKind, _ id: BlockID) -> Op {
+                wall += 1
+                return Op(hlc: HLC(wall: wall, counter: 0, actor: actor), kind: kind, id: id)
+            }
+            for (p, day) in [(page, "2026-12-02"), (other, "2026-12-03")] {
+                var o = next(.createPage, p); o.pageKind = .journal; o.text = day; m.apply(o)
+            }
+            let n = Int.random(in: 0...12, using: &rng)
+            let inOrder = round % 3 == 0
+            var ids: [BlockID] = []
+            for k in 0..<n {
+                let id = BlockID(hi: 1, lo: UInt64.random(in: 1...40, using: &rng))
+                var o = next(.createBlock, id); o.page = page
+                o.pos = inOrder ? "p\(String(format: "%02d", k))" : ["a", "b", "b", "c"].randomElement(using: &rng)!
+                o.text = "block \(k)"; m.apply(o); ids.append(id)
+            }
+            if !inOrder, let id = ids.randomElement(using: &rng) {
+                switch Int.random(in: 0..<4, using: &rng) {
+                case 0: m.apply(next(.deleteBlock, id))
+                case 1: var o = next(.moveBlock, id); o.page = other; o.pos = "a"; m.apply(o)
+                case 2: if let p = ids.randomElement(using: &rng) { var o = next(.moveBlock, id); o.parent = p; o.pos = "a"; m.apply(o) }
+                default: break
+                }
+            }
+            let arranged = m.arrangedOutline(of: page).map { "\($0.id)/\($0.row)/\($0.depth)" }
+            if let flat = m.flatOutline(of: page) {
+                answered += 1
+                #expect(flat.map { "\($0.id)/\($0.row)/\($0.depth)" } == arranged)
+            } else {
+                #expect(!inOrder || Set(ids).count < ids.count, "a page appended in order takes the one pass")
+            }
+        }
+        #expect(answered >= 100)
+    }
+}

@@ -45,6 +45,11 @@ extension Model {
 
     /// The same blocks as `tree(of:)`, in file order, each with its row in `blocks` and its depth.
     func outline(of pageID: BlockID) -> [(id: BlockID, row: Int, depth: Int)] {
+        flatOutline(of: pageID) ?? arrangedOutline(of: pageID)
+    }
+
+    /// `outline(of:)` through the whole arrangement, for any page.
+    func arrangedOutline(of pageID: BlockID) -> [(id: BlockID, row: Int, depth: Int)] {
         let a = arrangement(of: pageID)
         var out: [(id: BlockID, row: Int, depth: Int)] = []
         out.reserveCapacity(a.ids.count)
@@ -52,6 +57,28 @@ extension Model {
         while let (i, depth) = stack.popLast() {
             out.append((a.ids[i], a.rows[i], depth))
             for k in a.children(of: i).reversed() { stack.append((k, depth + 1)) }
+        }
+        return out
+    }
+
+    /// The outline of a page whose live blocks all stand at the top level and were created in
+    /// (pos, id) order, in one pass; nil for any other page. Such a page (a day of captures, each
+    /// appended at the end) is most pages, and for it the arrangement's order is creation order.
+    func flatOutline(of pageID: BlockID) -> [(id: BlockID, row: Int, depth: Int)]? {
+        guard let page = pages[pageID] else { return [] }
+        var out: [(id: BlockID, row: Int, depth: Int)] = []
+        out.reserveCapacity(page.rows.count)
+        var last = -1
+        for r in page.rows {
+            let row = blocks.rows[Int(r)]
+            guard !row.deleted, row.page == pageID else { continue }
+            if row.hasParent { return nil }
+            if last >= 0 {
+                let c = blocks.comparePos(ofRow: last, Int(r))
+                if c > 0 || (c == 0 && !(blocks.rows[last].id < row.id)) { return nil }
+            }
+            out.append((row.id, Int(r), 0))
+            last = Int(r)
         }
         return out
     }
