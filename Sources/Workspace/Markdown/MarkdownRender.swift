@@ -1,0 +1,141 @@
+// MarkdownRender: a page's bytes from its blocks. Invariant: a block's lines depend on its id, text,
+// properties and depth alone (PageRenderer reuses them), and parse reads back exactly what it wrote.
+
+extension Markdown {
+    // MARK: render
+
+    public static func render(_ page: MDPage) -> [UInt8] {
+        var out: [UInt8] = []
+        renderPreamble(page.preamble, into: &out)
+        // An explicit stack, not recursion: any depth of nesting renders, on any thread's stack.
+        var stack: [(MDBlock, Int)] = page.blocks.reversed().map { ($0, 0) }
+        while let (b, depth) = stack.popLast() {
+            render(b, depth: depth, &out)
+            for c in b.children.reversed() { stack.append((c, depth + 1)) }
+        }
+        return out
+    }
+
+    /// The lines before the first block.
+    static func renderPreamble(_ preamble: String, into out: inout [UInt8]) {
+        guard !preamble.isEmpty else { return }
+        var pre: [UInt8] = []
+        normalize(Array(preamble.utf8)[...], newline: LF, into: &pre)
+        let lines = pre.split(separator: LF, omittingEmptySubsequences: false)
+        let raw = Escapes.preambleRaw(lines)
+        for (k, l) in lines.enumerated() {
+            if raw[k] { out.append(contentsOf: l) } else { Escapes.escapePreamble(l, into: &out) }
+            out.append(LF)
+        }
+    }
+
+    /// The block's own lines (its children are the caller's); they depend on its id, text,
+    /// properties and depth alone (PageRenderer relies on it).
+    static func render(_ b: MDBlock, depth: Int, _ out: inout [UInt8]) {
+        guard isPlain(b.text) else { return renderEscaped(b, depth: depth, &out) }
+        pad(depth, &out)
+        out.append(DASH); out.append(SP)
+        out.append(contentsOf: b.text.utf8)
+        out.append(LF)
+        meta(b, depth: depth, idFirst: false, &out)
+    }
+
+    /// Nearly every capture is one plain line, in which no escape site can be: nothing special at
+    /// its start (so no construct and no region opens there), no control byte (so one line), no
+    /// backslash (no run, no trailing one) and no `::` (a colon makes a site only as part of one:
+    /// a property's `key::` or a first line's `:: `). Such a text is written as it is, without the
+    /// plan; `renderEscaped` writes the same bytes for it (MarkdownTests holds them to that).
+    static func isPlain(_ text: String) -> Bool {
+        let plain: Bool? = text.utf8.withContiguousStorageIfAvailable { t in
+            guard let f = t.first, !Escapes.special(f) else { return false }
+            var colon = false
+            for c in t {
+                if c < SP || c == BS || (colon && c == COLON) { return false }
+                colon = c == COLON
+            }
+            return true
+        }
+        return plain == true
+    }
+
+    /// The block's lines through the plan: escapes, regions kept whole, where the properties go.
+    static func renderEscaped(_ b: MDBlock, depth: Int, _ out: inout [UInt8]) {
+        var text: [UInt8] = []
+        normalize(Array(b.text.utf8)[...], newline: LF, into: &text)
+        let lines = text.split(separator: LF, omittingEmptySubsequences: false)
+        let hasMeta = b.id != nil || !b.props.isEmpty
+        let plan = Escapes.plan(lines, hasMeta: hasMeta)
+        for (k, line) in lines.enumerated() {
+            pad(depth, &out)
+            if k == 0 {
+                out.append(DASH)
+                if !line.isEmpty { out.append(SP) }
+            } else {
+                out.append(SP); out.append(SP)
+            }
+            if plan.inRegion[k] {
+                out.append(contentsOf: line)
+            } else {
+                Escapes.escape(line, first: k == 0, escapeOpener: plan.escapeOpener[k],
+                               notLast: k < lines.count - 1 || hasMeta && k == plan.metaAfter, into: &out)
+            }
+            out.append(LF)
+            if hasMeta && k == plan.metaAfter { meta(b, depth: depth, idFirst: plan.idFirst, &out) }
+        }
+    }
+
+    /// The block's properties, its id and its drawers, each line indented as a continuation line.
+    static func meta(_ b: MDBlock, depth: Int, idFirst: Bool, _ out: inout [UInt8]) {
+        func id() {
+            guard let id = b.id else { return }
+            pad(depth + 1, &out)
+            out.append(contentsOf: "id:: ".utf8)
+            id.spell(into: &out)
+            out.append(LF)
+        }
+        if idFirst { id() }
+        for p in b.props where !isDrawerKey(p.key) {
+            pad(depth + 1, &out)
+            // A key is what mldoc reads as one: no blank, no colon (markdown_property.ml).
+            var key: [UInt8] = []
+            normalize(Array(p.key.utf8)[...], newline: UInt8(ascii: "_"), into: &key)
+            if key.isEmpty { key = [UInt8(ascii: "_")] }
+            for (i, c) in key.enumerated() where !Escapes.isKeyByte(c) { key[i] = UInt8(ascii: "_") }
+            out.append(contentsOf: key)
+            out.append(contentsOf: ":: ".utf8)
+            // A property value is one line by nature: line breaks become spaces (the op keeps them).
+            normalize(Array(p.value.utf8)[...], newline: SP, into: &out)
+            out.append(LF)
+        }
+        if !idFirst { id() }
+        for p in b.props where isDrawerKey(p.key) {
+            pad(depth + 1, &out)
+            out.append(contentsOf: p.key.utf8)
+            out.append(LF)
+            if !p.value.isEmpty {
+                var v: [UInt8] = []
+                normalize(Array(p.value.utf8)[...], newline: LF, into: &v)
+                for l in v.split(separator: LF, omittingEmptySubsequences: false) {
+                    pad(depth + 1, &out)
+                    out.append(contentsOf: l)
+                    out.append(LF)
+                }
+            }
+            pad(depth + 1, &out)
+            out.append(contentsOf: ":END:".utf8)
+            out.append(LF)
+        }
+    }
+
+    @inline(__always)
+    static func pad(_ depth: Int, _ out: inout [UInt8]) {
+        for _ in 0..<depth { out.append(SP); out.append(SP) }
+    }
+
+    /// `:NAME:`, the key a Logseq drawer is kept under (NAME: no colon, blank or control).
+    static func isDrawerKey(_ key: String) -> Bool {
+        let k = Array(key.utf8)
+        return Escapes.drawerEnd(k[...]) == k.count && !k.contains { $0 < SP }
+    }
+
+}
