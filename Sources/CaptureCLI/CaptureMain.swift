@@ -141,7 +141,7 @@ enum Writer {
     /// The capture's text by the format's one rule (CaptureFile.checkedText), CR LF read as LF.
     static func checked(_ raw: String) throws -> String {
         do {
-            return try CaptureFile.checkedText(crlfAsLF(raw))
+            return try CaptureFile.checkedText(raw)
         } catch CaptureFormatError.textEmpty {
             throw Failure(ExitStatus.usage, "empty text (nothing visible in it); nothing saved")
         } catch CaptureFormatError.textTooLong(let n) {
@@ -158,20 +158,6 @@ enum Writer {
         } catch {
             throw Failure(ExitStatus.dataError, "--source: \(error); nothing saved")
         }
-    }
-
-    /// A line break typed on another system (CR LF) is a line break, not a control character.
-    static func crlfAsLF(_ s: String) -> String {
-        guard s.utf8.contains(0x0D) else { return s }
-        var out = ""
-        var pendingCR = false
-        for u in s.unicodeScalars {
-            if pendingCR && u != "\n" { out.unicodeScalars.append("\r") }
-            pendingCR = u == "\r"
-            if !pendingCR { out.unicodeScalars.append(u) }
-        }
-        if pendingCR { out.unicodeScalars.append("\r") }
-        return out
     }
 
     /// Now in the local zone, after saying once if $TZ names no zone (glibc then uses UTC).

@@ -1,7 +1,8 @@
 // CaptureFile: the one encoder and decoder of an inbox file (SPEC 3.1). Writer and daemon both
 // use it. Trim rule: leading and trailing white space is removed from `text`; what is left must be
-// non-empty, at most 64 KiB of UTF-8, and free of control characters but tab and newline (text is
-// data: a NUL or an escape sequence never reaches a page or a terminal); `source` has none at all.
+// non-empty, at most 64 KiB of UTF-8, and free of C0 controls but tab and newline (CR LF and a lone CR
+// are line breaks; text is data: a NUL or an escape sequence never reaches a page or a terminal);
+// `source` has none at all.
 // Unknown fields are ignored; a repeated known field is refused.
 
 /// What a writer puts in a file.
@@ -155,7 +156,8 @@ public enum CaptureFile {
                               source: src, warnings: warnings)
     }
 
-    /// The text a capture may carry, from what a writer or a file gave: trimmed (see
+    /// The text a capture may carry, from what a writer or a file gave: line ends as LF (a CR LF
+    /// typed on Windows and a lone CR of classic Mac OS are line breaks, not controls), trimmed (see
     /// `trimWhitespace`), non-empty, at most 64 KiB, and without control characters but tab and
     /// newline. The writer and the decoder both call this, so what one saves the other accepts.
     /// A leading byte-order mark (a file saved on Windows, piped in) is no part of the text, and
@@ -163,7 +165,7 @@ public enum CaptureFile {
     /// U+200B ZERO WIDTH SPACE) is empty: it would be a block that looks like none.
     /// Idempotent: what a writer saves, the decoder reads back unchanged.
     public static func checkedText(_ raw: String) throws -> String {
-        var trimmed = trimWhitespace(raw)
+        var trimmed = trimWhitespace(lineBreaksAsLF(raw))
         while trimmed.unicodeScalars.first == "\u{FEFF}" { trimmed = trimWhitespace(String(trimmed.unicodeScalars.dropFirst())) }
         if trimmed.isEmpty || !trimmed.unicodeScalars.contains(where: isVisible) { throw CaptureFormatError.textEmpty }
         if trimmed.utf8.count > maxTextBytes { throw CaptureFormatError.textTooLong(bytes: trimmed.utf8.count) }
@@ -171,6 +173,20 @@ public enum CaptureFile {
             throw CaptureFormatError.controlCharacter(field: "text", code: c, offset: o)
         }
         return trimmed
+    }
+
+    /// `s` with every CR LF and every lone CR written as LF.
+    static func lineBreaksAsLF(_ s: String) -> String {
+        guard s.utf8.contains(0x0D) else { return s }
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count)
+        var afterCR = false
+        for b in s.utf8 {
+            if b == 0x0A && afterCR { afterCR = false; continue }
+            afterCR = b == 0x0D
+            out.append(afterCR ? 0x0A : b)
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A source is a name: no control character at all.

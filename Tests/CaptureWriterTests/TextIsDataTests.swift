@@ -17,7 +17,6 @@ import TestSupport
         (["--uri", "outl://capture?title=a%00b&url=https://e.x"], nil, "U+0000"),
         (["--source", "c\nli", "x"], nil, "source has the control character U+000A"),
         (["--uri", "outl://capture?text=x&source=a%09b"], nil, "source has the control character U+0009"),
-        (["lone\rcarriage return"], nil, "U+000D"),
     ]
     for c in cases {
         let r = try s.capture(c.args, stdin: c.stdin)
@@ -28,10 +27,13 @@ import TestSupport
     #expect(try captures(in: s.inbox).isEmpty)
 }
 
-@Test func tab_newline_and_crlf_line_ends_are_text() throws {
+@Test func tab_newline_crlf_and_lone_cr_line_ends_are_text() throws {
     let s = Sandbox()
     #expect(try s.capture(["-"], stdin: Array("one\ttwo\r\nthree\r\n".utf8)).status == 0)
-    #expect(try captures(in: s.inbox).map(\.capture.text) == ["one\ttwo\nthree"])
+    // Classic Mac OS line ends, from standard input and from an argument.
+    #expect(try s.capture(["-"], stdin: Array("four\rfive\r".utf8)).status == 0)
+    #expect(try s.capture(["lone\rcarriage return"]).status == 0)
+    #expect(try captures(in: s.inbox).map(\.capture.text).sorted() == ["four\nfive", "lone\ncarriage return", "one\ttwo\nthree"])
 }
 
 @Test func an_argument_that_is_not_utf8_is_refused_like_standard_input() throws {

@@ -8,7 +8,7 @@
 //   makes to a text, and parse undoes exactly them, so a person's own backslashes survive;
 // * a text renders as exactly one block whose only properties are its own, in Logseq (mldoc) and in
 //   CommonMark (Obsidian), and reads as it was captured;
-// * no CR and no C0 control other than tab and LF is ever written (`normalizedText`).
+// * no CR and no control character (C0 but tab and LF, DEL, C1) is ever written (`normalizedText`).
 public struct MDBlock: Equatable, Sendable {
     public var id: BlockID?
     public var text: String
@@ -36,17 +36,21 @@ let LF: UInt8 = 10, CR: UInt8 = 13, SP: UInt8 = 32, TAB: UInt8 = 9, BS: UInt8 = 
 let COLON: UInt8 = 58, DASH: UInt8 = 45, HASH: UInt8 = 35, PLUS: UInt8 = 43, STAR: UInt8 = 42
 let TICK: UInt8 = 96, TILDE: UInt8 = 126, GT: UInt8 = 62, LBRACK: UInt8 = 91, RBRACK: UInt8 = 93
 let DOT: UInt8 = 46, RPAREN: UInt8 = 41, DOLLAR: UInt8 = 36, LT: UInt8 = 60, RBRACE: UInt8 = 125
-/// U+FFFD, what a C0 control in a text becomes (a visible mark of "something unprintable was here").
+/// DEL, and the lead byte of every C1 control's UTF-8 (C2 80 to C2 9F).
+let DEL: UInt8 = 0x7F, C1LEAD: UInt8 = 0xC2
+/// U+FFFD, what a control in a text becomes (a visible mark of "something unprintable was here").
 let REPLACEMENT: [UInt8] = [0xEF, 0xBF, 0xBD]
 
 public enum Markdown {
     // MARK: normalization (SPEC 2.2: no CR, no control character reaches a page)
 
-    /// The text as a page holds it: CRLF and lone CR become LF on every line, and every C0 control
-    /// other than tab and LF becomes U+FFFD. Render applies it to whatever an op carries, so an op
-    /// with a NUL never puts one in a file; the drain's texts are stored already normalized.
+    /// The text as a page holds it: CRLF and lone CR become LF on every line, and every control
+    /// character (C0 other than tab and LF, DEL U+007F, C1 U+0080-U+009F, NEL U+0085 among them)
+    /// becomes U+FFFD, as outl-inbox(5) says: an editor may take NEL for a line break, and none of
+    /// them shows as anything. Render applies it to whatever an op carries, so an op with a NUL
+    /// never puts one in a file.
     public static func normalizedText(_ s: String) -> String {
-        if !s.utf8.contains(where: { $0 < SP && $0 != TAB && $0 != LF }) { return s }
+        if !s.utf8.contains(where: { ($0 < SP && $0 != TAB && $0 != LF) || $0 == DEL || $0 == C1LEAD }) { return s }
         var out: [UInt8] = []
         normalize(Array(s.utf8)[...], newline: LF, into: &out)
         return String(decoding: out, as: UTF8.self)
@@ -78,8 +82,11 @@ public enum Markdown {
                 if i + 1 < s.endIndex, s[i + 1] == LF { i += 1 }
             } else if c == LF {
                 out.append(newline)
-            } else if c < SP && c != TAB {
+            } else if c < SP && c != TAB || c == DEL {
                 out.append(contentsOf: REPLACEMENT)
+            } else if c == C1LEAD, i + 1 < s.endIndex, (0x80...0x9F).contains(s[i + 1]) {
+                out.append(contentsOf: REPLACEMENT)
+                i += 1
             } else {
                 out.append(c)
             }

@@ -42,7 +42,7 @@ extension Markdown {
 
     /// Nearly every capture is one plain line, in which no escape site can be: nothing special at
     /// its start (so no construct and no region opens there), no control byte (so one line), no
-    /// backslash (no run, no trailing one) and no `::` (a colon makes a site only as part of one:
+    /// backslash (no run, no trailing one), no DEL or C1 lead byte (nothing to replace) and no `::` (a colon makes a site only as part of one:
     /// a property's `key::` or a first line's `:: `). Such a text is written as it is, without the
     /// plan; `renderEscaped` writes the same bytes for it (MarkdownTests holds them to that).
     static func isPlain(_ text: String) -> Bool {
@@ -50,7 +50,7 @@ extension Markdown {
             guard let f = t.first, !Escapes.special(f) else { return false }
             var colon = false
             for c in t {
-                if c < SP || c == BS || (colon && c == COLON) { return false }
+                if c < SP || c == BS || c == DEL || c == C1LEAD || (colon && c == COLON) { return false }
                 colon = c == COLON
             }
             return true
