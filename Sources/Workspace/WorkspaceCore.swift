@@ -178,7 +178,7 @@ final class WorkspaceCore {
             let pos = hlc.positionKey > last ? hlc.positionKey : PositionKey.between(last, nil)
             maxPos[pageID] = pos
             var op = Op(hlc: hlc, kind: .createBlock, id: id)
-            op.page = pageID; op.pos = pos; op.text = Markdown.normalizedText(c.text)
+            op.page = pageID; op.pos = pos; op.text = Markdown.capturedText(c.text)
             op.props = [Property("captured-at", c.capturedAt), Property("source", c.source)]
             ops.append(op)
             outcomes.append(.created)

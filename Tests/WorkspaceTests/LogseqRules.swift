@@ -15,6 +15,8 @@ struct LogseqRead {
         var properties: [(String, String)] = []
         var extraPropertyGroups = 0      // property groups after the first: read, not the block's
         var drawers: [String] = []       // names of drawers (`:LOGBOOK:` …) in the block
+        var marker: String? = nil        // heading0.ml `marker`: the block is a task
+        var priority: UInt8? = nil       // heading0.ml `priority`: `[#A]` after the marker
         /// The block's text as Logseq shows it: the title line (with its `#`s when a heading) and the
         /// body, de-indented, without the properties; a backslash before ASCII punctuation is taken
         /// away outside code (type_op.ml `unescaped_md_string`).
@@ -86,6 +88,7 @@ enum LogseqRules {
                 b.level = indent + 1
                 sawProperties = false
                 let title = bullet ? dropBlanks(t.dropFirst()) : t
+                (b.marker, b.priority) = markerAndPriority(bullet ? t.dropFirst() : t.dropFirst(hashes))
                 cur = b
                 // title_aux_p: a Drawer or a Block right after the marker leaves the title empty and
                 // is read from there.
@@ -152,6 +155,44 @@ enum LogseqRules {
     }
 
     // MARK: constructs
+
+    /// Not mldoc's but outl's task-marker rule (outl-inbox(5)), written apart from TaskMarkers as the
+    /// oracle: a capture is a task when its first word (after blanks and a heading's `#`s) is TODO or LATER
+    /// followed by a space.
+    static func meantAsTask(_ typed: String) -> Bool {
+        var t = Substring(typed).drop { $0 == " " || $0 == "\t" }
+        if t.first == "#" {
+            let rest = t.drop { $0 == "#" }
+            if rest.first == " " || rest.first == "\t" { t = rest.drop { $0 == " " || $0 == "\t" } }
+        }
+        return t.hasPrefix("TODO ") || t.hasPrefix("LATER ")
+    }
+
+    static let markers = ["TODO", "DOING", "WAITING", "WAIT", "DONE", "CANCELED", "CANCELLED", "STARTED",
+                          "IN-PROGRESS", "NOW", "LATER"]
+
+    /// heading0.ml after `level`: for a bullet an optional `#`… size (followed by a blank), then
+    /// `ws *> marker` (a marker word followed by a space) and `ws *> priority` (`[#` + one byte + `]`);
+    /// `ws` is one blank or more (parsers.ml). `afterLevel` is the line after `-` or after the `#`s.
+    static func markerAndPriority(_ afterLevel: Bytes) -> (String?, UInt8?) {
+        var r = afterLevel
+        let h = dropBlanks(r)
+        if h.first == 35, h.startIndex > r.startIndex {
+            let rest = h.drop { $0 == 35 }
+            if rest.isEmpty || isBlank(rest.first!) { r = rest }
+        }
+        // Each of marker and priority is `ws *> …`: one blank or more first.
+        func afterWS(_ x: Bytes) -> Bytes? { x.first.map(isBlank) == true ? dropBlanks(x) : nil }
+        var marker: String? = nil
+        if let w = afterWS(r), let m = markers.first(where: { hasPrefix(w, $0 + " ") }) {
+            marker = m
+            r = w.dropFirst(m.utf8.count)
+        }
+        if let w = afterWS(r), w.count >= 4, hasPrefix(w, "[#"), w[w.startIndex + 3] == 93 {
+            return (marker, w[w.startIndex + 2])
+        }
+        return (marker, nil)
+    }
 
     static func isBlank(_ c: UInt8) -> Bool { c == 32 || c == 9 }
     static func dropBlanks(_ l: Bytes) -> Bytes { l.drop { isBlank($0) } }

@@ -29,6 +29,11 @@ let conformancePieces: [Piece] = {
         "```swift\nlet s = \"\\\\\"\n```", "````\n```\n- a fence inside a longer one\n````",
         "```\n- never closed", "~~~\n- mldoc closes this at backticks\n```\n- after",
         "```\nid:: 11111111-1111-1111-1111-111111111111\n```", "\\```", "  ```indented opener\n  - x\n  ```",
+        // Task markers: TODO and LATER make a task, the others and a lone priority are text.
+        "TODO buy milk", "LATER tonight", "TODO [#A] call the bank", "NOW I get it", "DONE with taxes!",
+        "DOING laundry", "WAITING for the bus", "WAIT what", "CANCELED plans", "CANCELLED plans",
+        "STARTED over", "IN-PROGRESS report", "[#A] urgent", "[#B]", "# NOW a heading", "## TODO heading task",
+        "NOW", "TODO", "NOW: a colon", "TODONE", "todo lower case", "\u{2060}NOW typed joiner",
     ]
     let structure: [String] = [
         "* star", "+ plus", "1. one", "2) two", "> quote", "> quote:: x", "[^1]: a footnote",
@@ -72,7 +77,8 @@ func conformanceCorpus() -> [(String, Bool)] {
     return out.compactMap { t, cm in drained(t).map { ($0, cm) } }
 }
 
-struct Captured { let id: BlockID; let text: String; let props: [Property]; let cmText: Bool }
+/// `text`: what the block holds (normalized, the task-marker rule applied); `typed`: what was captured.
+struct Captured { let id: BlockID; let text: String; let typed: String; let props: [Property]; let cmText: Bool }
 
 /// Projects the captures onto one day's page through the real Workspace; returns the page's bytes.
 func project(_ texts: [(String, Bool)], in t: TestWorkspace, day: JournalDay) async throws -> ([UInt8], [Captured]) {
@@ -82,7 +88,7 @@ func project(_ texts: [(String, Bool)], in t: TestWorkspace, day: JournalDay) as
     for (text, cm) in texts {
         let c = capture(text, day: day)
         blocks.append(c)
-        caps.append(Captured(id: BlockID(c.id)!, text: Markdown.normalizedText(text),
+        caps.append(Captured(id: BlockID(c.id)!, text: Markdown.capturedText(text), typed: Markdown.normalizedText(text),
                              props: [Property("captured-at", c.capturedAt), Property("source", c.source)], cmText: cm))
     }
     _ = try await ws.appendCaptures(blocks)
@@ -107,6 +113,7 @@ func sameAsShown(_ shown: String, _ captured: String) -> Bool {
 
 // MARK: (a) Logseq's rules
 
+
 func logseqProblems(_ page: [UInt8], _ caps: [Captured]) -> [String] {
     let read = LogseqRules.read(page)
     var problems: [String] = []
@@ -124,6 +131,13 @@ func logseqProblems(_ page: [UInt8], _ caps: [Captured]) -> [String] {
         }
         if b.extraPropertyGroups > 0 { problems.append("\(c.text.debugDescription): a property group in its text") }
         if !b.drawers.isEmpty { problems.append("\(c.text.debugDescription): drawers \(b.drawers)") }
+        if (b.marker != nil) != LogseqRules.meantAsTask(c.typed) {
+            problems.append("\(c.typed.debugDescription): marker \(b.marker ?? "none")")
+        }
+        if b.marker == nil, let p = b.priority { problems.append("\(c.typed.debugDescription): priority \(p) without a marker") }
+        if c.text.replacingOccurrences(of: "\u{2060}", with: "") != c.typed.replacingOccurrences(of: "\u{2060}", with: "") {
+            problems.append("\(c.typed.debugDescription) stored as \(c.text.debugDescription)")
+        }
         let shown = b.lines.joined(separator: "\n")
         if !sameAsShown(shown, c.text) { problems.append("\(c.text.debugDescription) shown as \(shown.debugDescription)") }
     }

@@ -1,8 +1,9 @@
 // Markdown: the projection's page dialect (SPEC 2.2): "- " bullets, two spaces per level,
-// continuation lines two more, `key:: value` properties after a block's text. Its roles live side by
+// continuation lines two more, `key:: value` properties after a block's first line. Its roles live side by
 // side in this folder: the page model and normalization (here), rendering (MarkdownRender), parsing
 // (MarkdownParse), the regions mldoc reads whole (Regions) and the escape rules both share (Escapes,
-// EscapeConstructs, EscapeSites, BlockPlan). Invariants, each tested (MarkdownTests, conformance tests):
+// EscapeConstructs, EscapeSites, BlockPlan), and when a capture is a task (TaskMarkers). Invariants,
+// each tested (MarkdownTests, conformance tests):
 // * parse(render(p)) == p for every page whose texts are normalized (`normalizedText`) and whose
 //   property keys are keys: render's escapes (the `Escapes` rule set) are the only change it
 //   makes to a text, and parse undoes exactly them, so a person's own backslashes survive;

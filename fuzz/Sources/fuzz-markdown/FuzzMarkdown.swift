@@ -5,7 +5,9 @@
 // * the input read as capture texts (split at 0x1E; each normalized as a page holds it) projects
 //   to a page that parses back to exactly those blocks, and that Logseq's rules (LogseqRules.swift,
 //   the conformance tests' oracle, linked here) read as exactly one top-level block per text whose
-//   only properties are its own, with no page property, drawer or stray property group.
+//   only properties are its own, with no page property, drawer or stray property group;
+// * the task-marker rule (TaskMarkers): a text is a task in Logseq exactly when it starts with TODO or
+//   LATER, a priority comes only with a marker, and applying the rule twice changes nothing.
 import Workspace
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -15,9 +17,12 @@ public func fuzzMarkdown(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let p3 = Markdown.parse(Markdown.render(p2))
     precondition(p3 == p2, "projection is not a fixed point\nonce:  \(p2)\ntwice: \(p3)")
 
-    var blocks: [MDBlock] = []
+    var blocks: [MDBlock] = [], typedTexts: [String] = []
     for (n, piece) in bytes.split(separator: 0x1E, omittingEmptySubsequences: false).enumerated() {
-        let text = Markdown.normalizedText(String(decoding: piece, as: UTF8.self))
+        let typed = Markdown.normalizedText(String(decoding: piece, as: UTF8.self))
+        let text = Markdown.capturedText(typed)
+        typedTexts.append(typed)
+        precondition(Markdown.capturedText(text) == text, "the task-marker rule is not idempotent on \(typed.debugDescription)")
         blocks.append(MDBlock(id: BlockID(hi: 0x0123_4567_89AB_7000 | UInt64(n), lo: 0x8000_0000_0000_0000 | UInt64(n)),
                               text: text, props: [Property("captured-at", "2026-12-02T09:00:00Z"), Property("source", "fuzz")]))
     }
@@ -28,11 +33,13 @@ public func fuzzMarkdown(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let read = LogseqRules.read(out)
     precondition(read.blocks.count == blocks.count && read.directives.isEmpty && read.preBlockLines == 0,
                  "Logseq reads \(read.blocks.count) blocks for \(blocks.count) texts\n\(String(decoding: out, as: UTF8.self))")
-    for (b, m) in zip(read.blocks, blocks) {
+    for (b, (m, typed)) in zip(read.blocks, zip(blocks, typedTexts)) {
         let props = b.properties.map { "\($0.0)=\($0.1)" }.sorted()
         let want = ["captured-at=2026-12-02T09:00:00Z", "id=\(m.id!)", "source=fuzz"]
         precondition(b.level == 1 && props == want && b.extraPropertyGroups == 0 && b.drawers.isEmpty,
                      "Logseq reads \(b) for \(m.text.debugDescription)\n\(String(decoding: out, as: UTF8.self))")
+        precondition((b.marker != nil) == LogseqRules.meantAsTask(typed) && (b.priority == nil || b.marker != nil),
+                     "Logseq reads marker \(b.marker ?? "none") for \(m.text.debugDescription)")
     }
     return 0
 }
