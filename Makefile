@@ -112,7 +112,7 @@ uninstall:
 	  $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_$$p $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/$$p.fish; done
 
 # Debian packages the build and the tests need; installs only what is missing.
-DEB_PACKAGES = libsystemd-dev liburing-dev pkg-config mandoc systemd syncthing cmark xvfb xclip xsel libnotify-bin hyperfine time \
+DEB_PACKAGES = libsystemd-dev liburing-dev pkg-config mandoc systemd syncthing cmark cmark-gfm xvfb xclip xsel libnotify-bin hyperfine time \
 	bash-completion zsh fish lintian binutils dpkg-dev
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

@@ -57,13 +57,14 @@ enum LogseqRules {
                 out.directives.append(string(name)); i += 1; continue
             }
             // Drawer.parse (drawer.ml): a group of property lines and `#+NAME: v` lines, or a drawer.
-            if isProperty(t) || parse2Name(t) != nil {
+            if isProperty(t) || parse2Name(t) != nil || propertiesDrawer(t, lines, i) != nil {
                 var props: [(String, String)] = []
                 while i < lines.count {
                     let l = (props.isEmpty && fromMiddle) ? line : lines[i]
                     let lt = dropBlanks(l)
                     if let p = property(lt) { props.append(p) }
                     else if let n = parse2Name(lt) { props.append((string(n), "")) }
+                    else if let (drawn, end) = propertiesDrawer(lt, lines, i) { props += drawn; i = end }
                     else { break }
                     i += 1
                 }
@@ -229,6 +230,24 @@ enum LogseqRules {
     }
     static func isProperty(_ t: Bytes) -> Bool { property(t) != nil }
 
+    /// drawer.ml `parse1`: `:PROPERTIES:` alone on line i, then only `:KEY: value` lines (KEY not
+    /// END) up to an `:END:` line: (its properties, the `:END:` line).
+    static func propertiesDrawer(_ t: Bytes, _ lines: [Bytes], _ i: Int) -> ([(String, String)], Int)? {
+        guard hasPrefixCI(t, ":properties:"), t.dropFirst(12).allSatisfy(isBlank) else { return nil }
+        var props: [(String, String)] = []
+        var k = i + 1
+        while k < lines.count {
+            let l = dropBlanks(lines[k])
+            if isEnd(l) { return (props, k) }
+            guard l.first == 58, let c = l.dropFirst().firstIndex(of: 58) else { return nil }
+            let key = l[(l.startIndex + 1)..<c]
+            guard !key.isEmpty, !key.contains(32) else { return nil }
+            props.append((string(key), string(dropBlanks(l[(c + 1)...]))))
+            k += 1
+        }
+        return nil
+    }
+
     static func drawerName(_ t: Bytes) -> String? {
         guard t.first == 58, t.count >= 3, t.last == 58 else { return nil }
         let name = t.dropFirst().dropLast()
@@ -255,6 +274,7 @@ enum LogseqRules {
     /// A Drawer or Block can start at the title (heading0.ml `title_aux_p`).
     static func startsElement(_ title: Bytes, _ lines: [Bytes], _ i: Int) -> Bool {
         if isProperty(title) || parse2Name(title) != nil { return true }
+        if hasPrefix(title, "[^"), let c = title.firstIndex(of: 93), c + 1 < title.endIndex, title[c + 1] == 58 { return true }
         if let _ = drawerName(title), (i + 1 ..< lines.count).contains(where: { isEnd(lines[$0]) }) { return true }
         if title.first == 62 { return true }
         return blockEnd(title, lines, i) != nil

@@ -1,8 +1,10 @@
 // Conformance of the projection (SPEC 2.2): captures of Markdown-looking text, projected through the
 // real Workspace, are each exactly one block with only their own properties and their text as
 // captured, read (a) by Logseq's rules (LogseqRules, written from mldoc and graph-parser) and (b) by
-// CommonMark's reference implementation, the `cmark` binary, run as a process (skipped, and reported
-// as skipped, where cmark is not installed: `make deps` installs it).
+// CommonMark's reference implementation, the `cmark` binary, and GitHub's, `cmark-gfm` with its
+// table, strikethrough, autolink and task-list extensions (what Obsidian's reading view is closest
+// to), each run as a process (skipped, and reported as skipped, where one is not installed:
+// `make deps` installs both).
 import Foundation
 import SystemCalls
 import Testing
@@ -144,9 +146,13 @@ func logseqProblems(_ page: [UInt8], _ caps: [Captured]) -> [String] {
     return problems
 }
 
-// MARK: (b) CommonMark (cmark)
+// MARK: (b) CommonMark (cmark) and GitHub-flavoured Markdown (cmark-gfm)
 
-let cmarkPath: String? = ["/usr/bin/cmark", "/usr/local/bin/cmark"].first { FileManager.default.isExecutableFile(atPath: $0) }
+func installed(_ name: String) -> String? {
+    ["/usr/bin/", "/usr/local/bin/"].map { $0 + name }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+let cmarkPath = installed("cmark"), cmarkGFMPath = installed("cmark-gfm")
+let gfmExtensions = ["-e", "table", "-e", "strikethrough", "-e", "autolink", "-e", "tasklist"]
 
 /// The tree `cmark -t xml` prints (CommonMark.dtd): elements with attributes, and text.
 final class XNode {
@@ -222,7 +228,7 @@ final class XNode {
             out.append(cur); cur = ""
         case "code_block":
             out.append(contentsOf: text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init))
-        case "list", "block_quote", "html_block", "thematic_break":
+        case "list", "block_quote", "html_block", "thematic_break", "table":
             plain = false
             for c in children { _ = c.shownLines(&out, &cur) }
         default:
@@ -232,9 +238,9 @@ final class XNode {
     }
 }
 
-func cmarkProblems(_ page: [UInt8], _ caps: [Captured]) throws -> [String] {
-    let r = try run(cmarkPath!, ["-t", "xml"], stdin: page)
-    guard r.status == 0 else { return ["cmark exited \(r.status): \(r.stderr)"] }
+func cmarkProblems(_ page: [UInt8], _ caps: [Captured], reader: String = cmarkPath!, options: [String] = []) throws -> [String] {
+    let r = try run(reader, ["-t", "xml"] + options, stdin: page)
+    guard r.status == 0 else { return ["\(reader) exited \(r.status): \(r.stderr)"] }
     let doc = XNode.parse(r.stdout).children.first { $0.name == "document" }
     let top = doc?.children ?? []
     guard top.count == 1, top[0].name == "list", top[0].attrs["type"] == "bullet" else {
@@ -285,6 +291,12 @@ func cmarkProblems(_ page: [UInt8], _ caps: [Captured]) throws -> [String] {
             out.append(try await project(Array(corpus[start..<min(start + 60, corpus.count)]), in: t, day: day))
             day = day.next
         }
+        // tools/mldoc/record.sh has mldoc read these pages (the readings LogseqRulesTests replays).
+        if let dir = ProcessInfo.processInfo.environment["OUTL_DUMP_PAGES"] {
+            for (k, page) in out.enumerated() {
+                try Data(page.0).write(to: URL(fileURLWithPath: dir).appendingPathComponent(String(format: "corpus-%02d.md", k)))
+            }
+        }
         return out
     }
 
@@ -303,6 +315,18 @@ func cmarkProblems(_ page: [UInt8], _ caps: [Captured]) throws -> [String] {
         var checked = 0, textChecked = 0
         for (page, caps) in try await Self.pages() {
             let problems = try cmarkProblems(page, caps)
+            #expect(problems.isEmpty, "\(problems.prefix(20).joined(separator: "\n"))\n--- page:\n\(String(decoding: page, as: UTF8.self))")
+            checked += caps.count
+            textChecked += caps.filter(\.cmText).count
+        }
+        #expect(checked > 500 && textChecked > 300)
+    }
+
+    @Test(.enabled(if: cmarkGFMPath != nil, "cmark-gfm is not installed (make deps installs it)"))
+    func every_capture_is_one_list_item_reading_as_captured_in_gfm() async throws {
+        var checked = 0, textChecked = 0
+        for (page, caps) in try await Self.pages() {
+            let problems = try cmarkProblems(page, caps, reader: cmarkGFMPath!, options: gfmExtensions)
             #expect(problems.isEmpty, "\(problems.prefix(20).joined(separator: "\n"))\n--- page:\n\(String(decoding: page, as: UTF8.self))")
             checked += caps.count
             textChecked += caps.filter(\.cmText).count
