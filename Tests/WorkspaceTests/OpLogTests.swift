@@ -114,6 +114,10 @@ final class SyncCounter: SysInterposer, @unchecked Sendable {
     var fdatasyncs = 0
     var dirFsyncs = 0
     init(_ prefix: String) { self.prefix = prefix }
+    func isOpsDirectory(_ fd: Int32) -> Bool {
+        var a = stat(), b = stat()
+        return fstat(fd, &a) == 0 && stat(prefix + "/ops", &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev
+    }
     func before(_ call: SysCall) -> SysFault? { nil }
     func after(_ call: SysCall, result: Int) {
         lock.lock(); defer { lock.unlock() }
@@ -122,7 +126,9 @@ final class SyncCounter: SysInterposer, @unchecked Sendable {
             if call.path!.hasSuffix("/ops") { dirFDs.insert(Int32(result)) } else { fds.insert(Int32(result)) }
         case .close: fds.remove(call.fd); dirFDs.remove(call.fd)
         case .fdatasync where fds.contains(call.fd): fdatasyncs += 1
-        case .fsync where dirFDs.contains(call.fd): dirFsyncs += 1
+        // The directory may be opened before the counter is installed, or again relative to the
+        // workspace (HeldDirectories re-checks it under load): it is known by its inode as well.
+        case .fsync where dirFDs.contains(call.fd) || isOpsDirectory(call.fd): dirFsyncs += 1
         default: break
         }
     }
