@@ -135,12 +135,12 @@ enum LogseqRules {
                 continue
             }
             // Lists (lists0.ml): `*`/`+` or `N.` + blank; the item goes on over indented lines that
-            // are not headings.
+            // are not headings, blank-only ones included (only an empty line, `two_eols`, ends it).
             if isListItem(t) {
                 body(line, code: false); i += 1
                 while i < lines.count, let f = lines[i].first, isBlank(f) {
                     let n = dropBlanks(lines[i])
-                    if n.isEmpty || n.first == 45 && (n.count == 1 || n[n.startIndex + 1] == 32) { break }
+                    if n.first == 45 && (n.count == 1 || n[n.startIndex + 1] == 32) { break }
                     body(lines[i], code: false); i += 1
                 }
                 continue

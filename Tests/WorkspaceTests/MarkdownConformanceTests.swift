@@ -36,6 +36,8 @@ let conformancePieces: [Piece] = {
         "DOING laundry", "WAITING for the bus", "WAIT what", "CANCELED plans", "CANCELLED plans",
         "STARTED over", "IN-PROGRESS report", "[#A] urgent", "[#B]", "# NOW a heading", "## TODO heading task",
         "NOW", "TODO", "NOW: a colon", "TODONE", "todo lower case", "\u{2060}NOW typed joiner",
+        // A setext underline under the first line would make it and the properties one heading.
+        "first\n===", "first\n---", "first\n=", "first\n  ==  ", "| not a table\nplain",
     ]
     let structure: [String] = [
         "* star", "+ plus", "1. one", "2) two", "> quote", "> quote:: x", "[^1]: a footnote",
@@ -44,6 +46,9 @@ let conformancePieces: [Piece] = {
         "#+BEGIN_QUERY\n{:title \"x\"}\n- not a block\n#+END_QUERY", "$$\n- math line\n$$",
         "\\begin{equation}\n- x\n\\end{equation}", "<div>\n- html line\n</div>", "> quote\n- after a quote",
         "* item\n```\n- a fence in a list\n```", "<!x", "<b>bold</b> - tail",
+        // Constructs that start on the first line and would take in lines after it (issue 16).
+        "| a | b |\n| - | - |\n| 1 | 2 |", "a | b\n--|--\n1 | 2", "> quote\n> more", "> [!note] callout\n> body",
+        "<div>\nhtml\n</div>", "<b>\nbold\n</b>", "<!-- c -->\nafter", "<details>\n<summary>s</summary>",
     ]
     return text.map { Piece(text: $0, cmText: true) } + structure.map { Piece(text: $0, cmText: false) }
 }()
@@ -211,6 +216,9 @@ final class XNode {
         return root
     }
 
+    /// Every text below this node, HTML blocks' included.
+    func allText() -> String { text + children.map { $0.allText() }.joined(separator: "\n") }
+
     func all(_ name: String) -> [XNode] { (self.name == name ? [self] : []) + children.flatMap { $0.all(name) } }
 
     /// Lines as CommonMark shows them; false when it made structure (a list, quote, HTML, rule).
@@ -253,6 +261,12 @@ func cmarkProblems(_ page: [UInt8], _ caps: [Captured], reader: String = cmarkPa
     func isFenceLine(_ s: String) -> Bool { let t = trimmed(s); return t.hasPrefix("```") || t.hasPrefix("~~~") }
     for (item, c) in zip(items, caps) {
         let ours = Set(c.props.map { "\($0.key):: \($0.value)" } + ["id:: \(c.id)"])
+        // No construct of the capture's holds a property line: a quote, table, HTML block or heading.
+        for kind in ["block_quote", "table", "html_block", "heading"] {
+            for node in item.all(kind) where node.allText().contains("id:: \(c.id)") || node.allText().contains("captured-at:: ") {
+                problems.append("\(c.text.debugDescription): its properties are inside a \(kind)")
+            }
+        }
         for code in item.all("code_block") {
             for l in code.text.split(separator: "\n") where ours.contains(String(l)) {
                 problems.append("\(c.text.debugDescription): property line \(l) inside its code")

@@ -97,7 +97,7 @@ func normalized(_ page: MDPage) -> MDPage {
     var dir = URL(fileURLWithPath: #filePath)
     for _ in 0..<3 { dir.deleteLastPathComponent() }
     dir.appendPathComponent("fuzz/corpus/fuzz-markdown")
-    for name in ["regress-region-in-list", "regress-preamble-open-fence"] {
+    for name in ["regress-region-in-list", "regress-preamble-open-fence", "regress-list-blank-only-line"] {
         let bytes = [UInt8](try Data(contentsOf: dir.appendingPathComponent(name)))
         let p2 = Markdown.parse(Markdown.render(Markdown.parse(bytes)))
         #expect(Markdown.parse(Markdown.render(p2)) == p2, "\(name): not a fixed point")
@@ -150,7 +150,7 @@ func normalized(_ page: MDPage) -> MDPage {
 }
 
 /// Properties follow the first line, or the code block the first line opens (never inside it, for
-/// CommonMark); after a first-line quote `id::` comes first, which ends mldoc's quote.
+/// CommonMark), or the whole text when the first line opens a quote, table or HTML block.
 @Test func properties_go_where_both_tools_read_them() {
     let id = BlockID(hi: 0x01a2_380f_0000_7000, lo: 0x8000_0000_0000_0001)
     let props = [Property("captured-at", "t"), Property("source", "cli")]
@@ -158,7 +158,23 @@ func normalized(_ page: MDPage) -> MDPage {
         String(decoding: Markdown.render(MDPage(blocks: [MDBlock(id: id, text: text, props: props)])), as: UTF8.self)
     }
     #expect(render("```swift\nlet x = 1\n```\nafter") == "- ```swift\n  let x = 1\n  ```\n  captured-at:: t\n  source:: cli\n  id:: \(id)\n  after\n")
-    #expect(render("> quoted\nmore") == "- > quoted\n  id:: \(id)\n  captured-at:: t\n  source:: cli\n  more\n")
+    // A quote, a table or an HTML block on the first line would take in the property lines after it
+    // (CommonMark's lazy continuation, GFM's rows, an HTML block to a blank line): they follow the
+    // whole text, after an empty line.
+    let meta = "  captured-at:: t\n  source:: cli\n  id:: \(id)\n"
+    #expect(render("> quoted\nmore") == "- > quoted\n  more\n\n" + meta)
+    #expect(render("> [!note] callout\n> body") == "- > [!note] callout\n  > body\n\n" + meta)
+    #expect(render("| a | b |\n| - | - |\n| 1 | 2 |") == "- | a | b |\n  | - | - |\n  | 1 | 2 |\n\n" + meta)
+    #expect(render("<div>\nhtml\n</div>") == "- <div>\n  html\n  </div>\n\n" + meta)
+    // A lone row is no table, an inline tag no HTML block: the properties follow the first line.
+    #expect(render("| a | b |\nnext") == "- | a | b |\n" + meta + "  next\n")
+    #expect(render("<b>bold</b> text\nnext") == "- <b>bold</b> text\n" + meta + "  next\n")
+    // A setext underline on a later line is escaped: it would make the lines above it a heading.
+    #expect(render("first\n===\n---") == "- first\n" + meta + "  \\===\n  \\---\n")
+    for text in ["> quoted\nmore", "| a | b |\n| - | - |\n| 1 | 2 |", "<div>\nhtml\n</div>", "first\n===\n---", "> q\n", "> q\n\n\nx"] {
+        let page = MDPage(blocks: [MDBlock(id: id, text: text, props: props)])
+        #expect(Markdown.parse(Markdown.render(page)) == page, "\(text.debugDescription) reads back")
+    }
     #expect(render("```\nunclosed") == "- \\```\n  captured-at:: t\n  source:: cli\n  id:: \(id)\n  unclosed\n")
 }
 

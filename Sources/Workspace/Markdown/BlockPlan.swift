@@ -29,6 +29,18 @@ extension Escapes {
         return e - i >= length && l[e...].allSatisfy(isBlank)
     }
 
+    /// Whether the construct the first line opens would take in the property lines placed after it:
+    /// a quote or callout (CommonMark continues it lazily over them; mldoc's quote runs to a blank
+    /// line or an `id:: ` line), a GFM table (its rows go on to a blank line; mldoc reads the header,
+    /// then the properties, then another table), an HTML block (to a blank line in CommonMark).
+    /// Then the properties follow the whole text after one empty line, which ends each of these in
+    /// both readers; mldoc still reads them as the block's properties (verified with mldoc bedae990).
+    static func absorbsFollowingLines(_ lines: [Line]) -> Bool {
+        let r = lines[0][afterIndent(lines[0])...]
+        if r.first == GT || startsHTMLBlock(r) { return true }
+        return lines.count > 1 && r.contains(PIPE) && isDelimiterRow(lines[1])
+    }
+
     /// Lines after which mldoc is inside a list, quote or footnote that swallows the lines below it
     /// (`lists0.ml` `content_parser`, `block0.ml` `md_blockquote`, `footnote.ml`).
     static func startsRun(_ l: Line, first: Bool) -> Bool {
@@ -132,7 +144,10 @@ extension Escapes {
             if !inRun { inRun = startsRun(l, first: i == 0) }
             i += 1
         }
-        p.idFirst = hasMeta && p.metaAfter == 0 && lines[0][afterIndent(lines[0])...].first == GT
+        if hasMeta && absorbsFollowingLines(lines) {
+            p.metaAfter = n - 1
+            p.blankBeforeMeta = true
+        }
         return p
     }
 }

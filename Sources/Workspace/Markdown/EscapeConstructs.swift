@@ -145,6 +145,64 @@ extension Escapes {
         r.allSatisfy { $0 == DASH || isBlank($0) } && r.lazy.filter { $0 == DASH }.count >= 2
     }
 
+    /// `=`s only or `-`s only (no blank between), then blanks: on a line that follows a paragraph
+    /// line CommonMark reads a setext underline (§4.3), which makes the lines above it, the block's
+    /// properties among them, one heading; mldoc shows `=`s as text and `-`s as a rule.
+    static func isSetextUnderline(_ r: Line) -> Bool {
+        guard let c = r.first, c == EQ || c == DASH else { return false }
+        let run = r.prefix { $0 == c }
+        return r[run.endIndex...].allSatisfy(isBlank)
+    }
+
+    /// A GFM table's delimiter row (§4.10): cells of `-`s with optional `:` at either end, split by
+    /// `|`, at least one `|`.
+    static func isDelimiterRow(_ l: Line) -> Bool {
+        let t = Markdown.trimmed(l)
+        guard t.contains(PIPE) else { return false }
+        var cells = t.split(separator: PIPE, omittingEmptySubsequences: false)
+        if t.first == PIPE { cells.removeFirst() }
+        if t.last == PIPE, !cells.isEmpty { cells.removeLast() }
+        return !cells.isEmpty && cells.allSatisfy { cell in
+            var c = Markdown.trimmed(cell)
+            if c.first == COLON { c = c.dropFirst() }
+            if c.last == COLON { c = c.dropLast() }
+            return !c.isEmpty && c.allSatisfy { $0 == DASH }
+        }
+    }
+
+    /// A line CommonMark starts an HTML block with (§4.6), told apart well enough: a tag of type 1
+    /// or 6 by name, a comment, `<?`, `<!`, or a lone complete tag (type 7). Such a block runs to a
+    /// blank line (types 6 and 7), so the property lines after it would be inside it.
+    static func startsHTMLBlock(_ r: Line) -> Bool {
+        guard r.first == LT, r.count > 1 else { return false }
+        var i = r.startIndex + 1
+        if r[i] == 0x21 || r[i] == 0x3F { return true }   // <! <?
+        if r[i] == SLASH { i += 1 }
+        let name = r[i...].prefix { isASCIILetter($0) || isDigit($0) || $0 == DASH }
+        guard let f = name.first, isASCIILetter(f) else { return false }
+        let lower = String(decoding: name.map { $0 | 0x20 }, as: UTF8.self)
+        let after = name.endIndex
+        if htmlBlockNames.contains(lower) {
+            return after == r.endIndex || isBlank(r[after]) || r[after] == GT || r[after...].starts(with: [SLASH, GT])
+        }
+        // Type 7: the tag alone on its line.
+        let t = Markdown.trimmed(r)
+        return t.last == GT && !t.dropFirst().contains(LT)
+    }
+
+    /// CommonMark's HTML block tag names, types 1 and 6 (§4.6).
+    static let htmlBlockNames: Set<String> = [
+        "script", "pre", "style", "textarea",
+        "address", "article", "aside", "base", "basefont", "blockquote", "body", "caption", "center", "col",
+        "colgroup", "dd", "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure",
+        "footer", "form", "frame", "frameset", "h1", "h2", "h3", "h4", "h5", "h6", "head", "header", "hr",
+        "html", "iframe", "legend", "li", "link", "main", "menu", "menuitem", "nav", "noframes", "ol",
+        "optgroup", "option", "p", "param", "search", "section", "summary", "table", "tbody", "td", "tfoot",
+        "th", "thead", "title", "tr", "track", "ul",
+    ]
+
+    @inline(__always) static func isASCIILetter(_ c: UInt8) -> Bool { (c | 0x20) >= 97 && (c | 0x20) <= 122 }
+
     static func isListMarker(_ r: Line) -> Bool {
         guard let c = r.first, c == STAR || c == PLUS else { return false }
         return blankOrEnd(r, r.startIndex + 1)

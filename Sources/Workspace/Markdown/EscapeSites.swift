@@ -19,7 +19,7 @@ extension Escapes {
         let ra = runEnd(l, from: a)
         let r = l[ra...]
         if isBullet(r) || (!first && isHeading(r)) || isDirective(r) || isDrawerLine(r)
-            || (first && (isListMarker(r) || isLinkDefinition(r) || isDashRule(r))) {
+            || (first && (isListMarker(r) || isLinkDefinition(r) || isDashRule(r))) || (!first && isSetextUnderline(r)) {
             out.append(Site(at: a, run: ra - a, kind: .lineStart))
         } else if opensRegion(r) {
             out.append(Site(at: a, run: ra - a, kind: .opener))

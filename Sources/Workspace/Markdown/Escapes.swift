@@ -34,13 +34,16 @@
 ///   does not read it as a hard line break (§6.7) and drop it (mldoc shows it: Markdown has no hard
 ///   break in `lib/syntax/inline.ml`). Parse takes one away only from two or more, so a single
 ///   trailing backslash another tool wrote stays.
+/// * F, later lines: `=`s only or `-`s only, a setext underline in CommonMark (§4.3) that would make
+///   the lines above it, properties included, one heading: escaped `\===`, `\---`.
 /// A code region (a fence, `#+BEGIN_…`, `$$`, `\begin{…}`, raw HTML) is written as it is, nothing
 /// escaped, when both tools read it the same way (for a fence: CommonMark §4.5 closes it on the same
 /// line mldoc does, same character, at least as long, indented at most 3) and mldoc is not inside a
 /// list, quote or footnote that swallows the opener (`lib/syntax/lists0.ml`, `block0.ml`
 /// `md_blockquote`) while a line inside needs an escape. Properties go after the first line, or
-/// after the region the first line opens; after a first-line quote `id::` comes first, since
-/// mldoc's quote ends at an `id:: ` line (`md_blockquote`) and would swallow the others.
+/// after the region the first line opens, or, when the first line opens a quote, a GFM table or an
+/// HTML block (which would take them in: `absorbsFollowingLines`), after the whole text and one
+/// empty line.
 enum Escapes {
     enum Kind { case lineStart, opener, latex, ordered, property, trailing }
     struct Site { var at: Int; var run: Int; var kind: Kind }
@@ -49,7 +52,8 @@ enum Escapes {
         var inRegion: [Bool]
         var escapeOpener: [Bool]
         var metaAfter = 0
-        var idFirst = false
+        /// An empty line before the properties: they follow the whole text (see `plan`).
+        var blankBeforeMeta = false
     }
 
     @inline(__always) static func isBlank(_ c: UInt8) -> Bool { c == SP || c == TAB }

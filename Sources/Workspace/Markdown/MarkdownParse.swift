@@ -8,6 +8,7 @@ extension Markdown {
         let col: Int
         var lines: [Line]        // the first line's content, then continuation lines de-indented
         var region: [UInt8] = [] // per line: 0 text, 1 inside a code region, 2 inside a drawer
+        var empty: [Bool] = []   // per line: an empty line of the file (render's line before the properties)
         var pendingBlank = 0
         var children: [Node] = []
         init(col: Int, first: Line) { self.col = col; lines = [first] }
@@ -57,6 +58,7 @@ extension Markdown {
                     stack.append(node)
                     (regionEnd, regionKind) = opened(regions.close(first, at: k))
                     node.region.append(regionEnd >= k ? regionKind : 0)
+                    node.empty.append(false)
                     k += 1
                     continue
                 }
@@ -80,10 +82,11 @@ extension Markdown {
                 (regionEnd, regionKind) = opened(regions.close(content, at: k))
                 if regionEnd >= k { kind = regionKind }
             }
-            for _ in 0..<cur.pendingBlank { cur.lines.append([]); cur.region.append(kind) }
+            for _ in 0..<cur.pendingBlank { cur.lines.append([]); cur.region.append(kind); cur.empty.append(true) }
             cur.pendingBlank = 0
             cur.lines.append(content)
             cur.region.append(kind)
+            cur.empty.append(false)
             k += 1
         }
         while preamble.last?.allSatisfy({ $0 == SP || $0 == TAB }) == true { preamble.removeLast() }
@@ -139,6 +142,8 @@ extension Markdown {
             }
             s += 1
         }
+        // Render's empty line before properties that follow the whole text (Escapes.absorbsFollowingLines).
+        let renderBlank = group.lowerBound >= 2 && n.empty[group.lowerBound - 1] ? group.lowerBound - 1 : -1
         var id: BlockID? = nil
         var props: [Property] = []
         for l in lines[group] {
@@ -171,7 +176,7 @@ extension Markdown {
         }
         var text: [UInt8] = []
         var t = 0
-        for (x, l) in lines.enumerated() where !group.contains(x) && !inDrawer.contains(x) {
+        for (x, l) in lines.enumerated() where !group.contains(x) && !inDrawer.contains(x) && x != renderBlank {
             if t > 0 { text.append(LF) }
             if n.region[x] == 1 {
                 text.append(contentsOf: l)

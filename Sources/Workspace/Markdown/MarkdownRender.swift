@@ -37,7 +37,7 @@ extension Markdown {
         out.append(DASH); out.append(SP)
         out.append(contentsOf: b.text.utf8)
         out.append(LF)
-        meta(b, depth: depth, idFirst: false, &out)
+        meta(b, depth: depth, &out)
     }
 
     /// Nearly every capture is one plain line, in which no escape site can be: nothing special at
@@ -80,12 +80,16 @@ extension Markdown {
                                notLast: k < lines.count - 1 || hasMeta && k == plan.metaAfter, into: &out)
             }
             out.append(LF)
-            if hasMeta && k == plan.metaAfter { meta(b, depth: depth, idFirst: plan.idFirst, &out) }
+            if hasMeta && k == plan.metaAfter {
+                // Empty, not indented: parse tells it from a person's empty line, which is indented.
+                if plan.blankBeforeMeta { out.append(LF) }
+                meta(b, depth: depth, &out)
+            }
         }
     }
 
     /// The block's properties, its id and its drawers, each line indented as a continuation line.
-    static func meta(_ b: MDBlock, depth: Int, idFirst: Bool, _ out: inout [UInt8]) {
+    static func meta(_ b: MDBlock, depth: Int, _ out: inout [UInt8]) {
         func id() {
             guard let id = b.id else { return }
             pad(depth + 1, &out)
@@ -93,7 +97,6 @@ extension Markdown {
             id.spell(into: &out)
             out.append(LF)
         }
-        if idFirst { id() }
         for p in b.props where !isDrawerKey(p.key) {
             pad(depth + 1, &out)
             // A key is what mldoc reads as one: no blank, no colon (markdown_property.ml).
@@ -107,7 +110,7 @@ extension Markdown {
             normalize(Array(p.value.utf8)[...], newline: SP, into: &out)
             out.append(LF)
         }
-        if !idFirst { id() }
+        id()
         for p in b.props where isDrawerKey(p.key) {
             pad(depth + 1, &out)
             out.append(contentsOf: p.key.utf8)
