@@ -330,11 +330,33 @@ enum LogseqRules {
     }
 
     /// type_op.ml `unescaped_md_string`: `\` + ASCII punctuation is that character.
+    /// A line as mldoc shows it (backticks of code kept): outside inline code (`inline.ml` `md_code`:
+    /// one backtick to the next, or two to the next two when one would be empty), `\` + ASCII
+    /// punctuation shows the punctuation (`md_escape_chars`, so `\\` shows one backslash), and a
+    /// backslash before a letter is gone (`entity`: `\pi` is a symbol, `\Users` reads `Users`);
+    /// any other backslash shows. (Latex fragments `\(`…`\)` lose their backslash here too.)
     static func unescape(_ l: Bytes) -> String {
-        var out: [UInt8] = []
+        var code = Set<Int>()
         var i = l.startIndex
         while i < l.endIndex {
-            if l[i] == 92, i + 1 < l.endIndex, isPunct(l[i + 1]) { out.append(l[i + 1]); i += 2; continue }
+            guard l[i] == 96 else { i += 1; continue }
+            var close: Int? = nil
+            if i + 1 < l.endIndex, l[i + 1] != 96 {
+                close = l[(i + 1)...].firstIndex(of: 96).map { $0 + 1 }
+            } else {
+                var j = i + 3
+                while j + 1 < l.endIndex { if l[j] == 96, l[j + 1] == 96 { close = j + 2; break }; j += 1 }
+            }
+            if let c = close { for x in i..<c { code.insert(x) }; i = c } else { i += 1 }
+        }
+        var out: [UInt8] = []
+        i = l.startIndex
+        while i < l.endIndex {
+            if l[i] == 92, !code.contains(i), i + 1 < l.endIndex {
+                let c = l[i + 1]
+                if isPunct(c) { out.append(c); i += 2; continue }
+                if (c | 0x20) >= 97 && (c | 0x20) <= 122 { i += 1; continue }
+            }
             out.append(l[i]); i += 1
         }
         return String(decoding: out, as: UTF8.self)

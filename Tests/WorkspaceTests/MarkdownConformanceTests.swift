@@ -36,6 +36,11 @@ let conformancePieces: [Piece] = {
         "DOING laundry", "WAITING for the bus", "WAIT what", "CANCELED plans", "CANCELLED plans",
         "STARTED over", "IN-PROGRESS report", "[#A] urgent", "[#B]", "# NOW a heading", "## TODO heading task",
         "NOW", "TODO", "NOW: a colon", "TODONE", "todo lower case", "\u{2060}NOW typed joiner",
+        // Backslashes a person types: paths, regexes, TeX, escapes meant for another tool; each is shown.
+        "C:\\Users\\bob\\new_folder\\x.txt", "\\\\server\\share", "grep '^\\s*- \\[ \\]' notes.md",
+        "\\pi \\times 2\\deg", "\\[ x^2 \\]", "inline \\(y\\) math", "regex \\d+\\.\\d+$", "1\\2 é\\é \\ done",
+        "`code\\path` and ``c\\d``", "escaped \\* star \\_under\\_", "line ends \\\\\nnext", "\\\\\\\\ four",
+        "\\begin{equation}\nx\n\\end{equation}", "\\NOW not a task",
         // A setext underline under the first line would make it and the properties one heading.
         "first\n===", "first\n---", "first\n=", "first\n  ==  ", "| not a table\nplain",
     ]
@@ -105,17 +110,11 @@ func project(_ texts: [(String, Bool)], in t: TestWorkspace, day: JournalDay) as
     return (bytes, caps)
 }
 
-/// A backslash before ASCII punctuation deleted: what both tools' escapes cannot show.
-func withoutPunctuationEscapes(_ s: String) -> String {
-    var out: [UInt8] = []
-    let b = Array(s.utf8)
-    for (i, c) in b.enumerated() where !(c == 92 && i + 1 < b.count && LogseqRules.isPunct(b[i + 1])) { out.append(c) }
-    return String(decoding: out, as: UTF8.self)
-}
-
-/// Equal as shown: exactly, when the capture has no backslash; else up to punctuation escapes.
+/// Equal as shown: every character the person typed, every backslash included (issue 16), up to the
+/// delimiters of the person's own inline markup (CommonMark shows code and emphasis without them).
 func sameAsShown(_ shown: String, _ captured: String) -> Bool {
-    captured.contains("\\") ? withoutPunctuationEscapes(shown) == withoutPunctuationEscapes(captured) : shown == captured
+    func text(_ s: String) -> String { s.filter { $0 != "`" && $0 != "*" && $0 != "_" } }
+    return text(shown) == text(captured)
 }
 
 // MARK: (a) Logseq's rules

@@ -120,8 +120,8 @@ func normalized(_ page: MDPage) -> MDPage {
 }
 
 /// SPEC 2.2's examples, byte for byte: the backslash goes right before the punctuation that opens the
-/// construct (never before a letter or a space), a continuation line keeps its leading spaces before
-/// it, a first-line heading stays a heading, code is written as it is, a person's backslashes survive.
+/// construct, a continuation line keeps its leading spaces before it, a first-line heading stays a
+/// heading, code is written as it is, a person's backslashes are shown.
 @Test func escapes_go_right_before_the_punctuation_that_opens_the_construct() {
     let cases: [(String, String)] = [
         ("a\n- x", "- a\n  \\- x\n"),
@@ -135,8 +135,17 @@ func normalized(_ page: MDPage) -> MDPage {
         ("a\n:LOGBOOK:\n:END:", "- a\n  \\:LOGBOOK:\n  \\:END:\n"),
         ("a\n```\n- code\nk:: v\n```", "- a\n  ```\n  - code\n  k:: v\n  ```\n"),
         ("a\n```\n- never closed", "- a\n  \\```\n  \\- never closed\n"),
-        ("a\n\\- typed with its backslash", "- a\n  \\\\- typed with its backslash\n"),
-        ("C:\\dir\\\nnext", "- C:\\dir\\\\\n  next\n"),
+        // A person's backslash is shown by both readers: doubled where one would take it away
+        // (before punctuation or a letter, before a line break), as it is elsewhere.
+        ("a\n\\- typed with its backslash", "- a\n  \\\\\\- typed with its backslash\n"),
+        ("C:\\dir\\\nnext", "- C:\\\\dir\\\\\n  next\n"),
+        (#"C:\Users\bob\new_folder\x.txt"#, #"- C:\\Users\\bob\\new_folder\\x.txt"# + "\n"),
+        (#"\\server\share"#, #"- \\\\server\\share"# + "\n"),
+        (#"\pi \times \[ x \] \(y\)"#, #"- \\pi \\times \\[ x \\] \\(y\\)"# + "\n"),
+        (#"1\2 é\é \ end \"#, #"- 1\2 é\é \ end \"# + "\n"),
+        (#"`a\b` and ``c\d`` and ```e\f```"#, #"- `a\b` and ``c\d`` and ```e\f```"# + "\n"),
+        // Code to mldoc only (CommonMark wants a closing run of one backtick): escaped as text.
+        (#"`a\b`` d"#, #"- `a\\b`` d"# + "\n"),
         ("note:: here and a:: b", "- note:\\: here and a:\\: b\n"),
         ("1. first", "- 1\\. first\n"),
         ("---", "- \\---\n"),

@@ -6,12 +6,40 @@ Runs bin/mldoc-json (tools/mldoc/build.sh) on each page file and prints one JSON
  "directives": [NAME], "pre": N}, summarized as Logseq's graph-parser extracts blocks: each Heading
 is a block; its first Property_Drawer is its properties (later ones count in "extra"); a Drawer
 is listed by name; a Directive is a page property; "pre" counts the elements before the first
-heading. The tests (LogseqRulesTests) hold LogseqRules to these readings: CI cannot build mldoc.
+heading. "title" is the heading's title as shown (plain text, code, emphasis without delimiters, an
+entity by name, a latex fragment in its brackets), or null when it holds anything else. The tests (LogseqRulesTests) hold LogseqRules to these readings: CI cannot build mldoc.
 """
 import json, os, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BIN = os.path.join(os.environ.get("MLDOC_OUT", HERE), "bin", "mldoc-json")
+
+
+def flat(inlines):
+    out = []
+    for node in inlines:
+        kind, value = node[0], (node[1] if len(node) > 1 else None)
+        if kind == "Plain":
+            out.append(value)
+        elif kind == "Code":
+            out.append("`" + value + "`")
+        elif kind == "Emphasis":
+            inner = flat(value[1])
+            if inner is None:
+                return None
+            out.append(inner)
+        elif kind == "Entity":
+            out.append(value["name"])
+        elif kind == "Latex_Fragment":
+            out.append(("(" + value[1] + ")") if value[0] == "Inline" else ("[" + value[1] + "]"))
+        elif kind == "Tag":
+            inner = flat(value)
+            if inner is None:
+                return None
+            out.append("#" + inner)
+        else:
+            return None
+    return "".join(out)
 
 
 def reading(text):
@@ -22,7 +50,7 @@ def reading(text):
         if kind == "Heading":
             blocks.append({"level": value["level"], "marker": value.get("marker"),
                            "priority": value.get("priority"), "properties": None, "extra": 0,
-                           "drawers": []})
+                           "drawers": [], "title": flat(value["title"])})
         elif kind == "Directive":
             directives.append(value[0] if isinstance(value, list) else value)
         elif not blocks:

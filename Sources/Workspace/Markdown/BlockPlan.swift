@@ -100,9 +100,6 @@ extension Escapes {
         out.append(contentsOf: l[(s.at + 1)...])
     }
 
-    static func needsEscape(_ l: Line, notLast: Bool = true) -> Bool {
-        sites(l, first: false, notLast: notLast).contains { escapes($0, escapeOpener: false) }
-    }
 
     static func plan(_ lines: [Line], hasMeta: Bool) -> Plan {
         let n = lines.count
@@ -131,7 +128,7 @@ extension Escapes {
                     ok = !needsEscape(tail, notLast: false) && !opensRegion(tail[afterIndent(tail)...])
                 }
                 if ok, tail.last == BS, c.line < n - 1 || hasMeta && i == 0 { ok = false }
-                if ok, i == 0 { ok = !sites(l, first: true, notLast: false).contains { $0.kind == .property } }
+                if ok, i == 0 { ok = !sites(l, first: true).contains { $0.kind == .property } }
                 if ok, inRun { ok = !lines[i...c.line].contains { needsEscape($0, notLast: true) } }
                 if ok {
                     for x in i...c.line { p.inRegion[x] = true }

@@ -6,7 +6,7 @@
 // each tested (MarkdownTests, conformance tests):
 // * parse(render(p)) == p for every page whose texts are normalized (`normalizedText`) and whose
 //   property keys are keys: render's escapes (the `Escapes` rule set) are the only change it
-//   makes to a text, and parse undoes exactly them, so a person's own backslashes survive;
+//   makes to a text, and parse undoes exactly them, so every backslash a person typed survives;
 // * a text renders as exactly one block whose only properties are its own, in Logseq (mldoc) and in
 //   CommonMark (Obsidian), and reads as it was captured;
 // * no CR and no control character (C0 but tab and LF, DEL, C1) is ever written (`normalizedText`).
