@@ -121,7 +121,7 @@ func normalized(_ page: MDPage) -> MDPage {
 
 /// SPEC 2.2's examples, byte for byte: the backslash goes right before the punctuation that opens the
 /// construct, a continuation line keeps its leading spaces before it, a first-line heading stays a
-/// heading, code is written as it is, a person's backslashes are shown.
+/// heading, code is written as it is, the backslashes of a block's text are kept.
 @Test func escapes_go_right_before_the_punctuation_that_opens_the_construct() {
     let cases: [(String, String)] = [
         ("a\n- x", "- a\n  \\- x\n"),
@@ -135,17 +135,8 @@ func normalized(_ page: MDPage) -> MDPage {
         ("a\n:LOGBOOK:\n:END:", "- a\n  \\:LOGBOOK:\n  \\:END:\n"),
         ("a\n```\n- code\nk:: v\n```", "- a\n  ```\n  - code\n  k:: v\n  ```\n"),
         ("a\n```\n- never closed", "- a\n  \\```\n  \\- never closed\n"),
-        // A person's backslash is shown by both readers: doubled where one would take it away
-        // (before punctuation or a letter, before a line break), as it is elsewhere.
-        ("a\n\\- typed with its backslash", "- a\n  \\\\\\- typed with its backslash\n"),
-        ("C:\\dir\\\nnext", "- C:\\\\dir\\\\\n  next\n"),
-        (#"C:\Users\bob\new_folder\x.txt"#, #"- C:\\Users\\bob\\new_folder\\x.txt"# + "\n"),
-        (#"\\server\share"#, #"- \\\\server\\share"# + "\n"),
-        (#"\pi \times \[ x \] \(y\)"#, #"- \\pi \\times \\[ x \\] \\(y\\)"# + "\n"),
-        (#"1\2 é\é \ end \"#, #"- 1\2 é\é \ end \"# + "\n"),
-        (#"`a\b` and ``c\d`` and ```e\f```"#, #"- `a\b` and ``c\d`` and ```e\f```"# + "\n"),
-        // Code to mldoc only (CommonMark wants a closing run of one backtick): escaped as text.
-        (#"`a\b`` d"#, #"- `a\\b`` d"# + "\n"),
+        ("a\n\\- typed with its backslash", "- a\n  \\\\- typed with its backslash\n"),
+        ("C:\\dir\\\nnext", "- C:\\dir\\\n  next\n"),
         ("note:: here and a:: b", "- note:\\: here and a:\\: b\n"),
         ("1. first", "- 1\\. first\n"),
         ("---", "- \\---\n"),
@@ -155,6 +146,31 @@ func normalized(_ page: MDPage) -> MDPage {
         let got = String(decoding: Markdown.render(page), as: UTF8.self)
         #expect(got == want, "\(text.debugDescription)")
         #expect(Markdown.parse(Array(got.utf8)) == page, "\(text.debugDescription) reads back")
+    }
+}
+
+/// A capture's backslashes become source both readers show as typed (each output was read by mldoc
+/// and cmark-gfm): doubled where a reader would take one away (before ASCII punctuation or a letter,
+/// at a line's end, two or more), as they are before anything else and in code and math both read.
+@Test func a_captures_backslashes_are_shown_by_both_readers() {
+    let cases: [(String, String)] = [
+        (#"C:\Users\bob\new_folder\x.txt"#, #"C:\\Users\\bob\\new_folder\\x.txt"#),
+        (#"\\server\share"#, #"\\\\server\\share"#),
+        (#"\pi \times \[ x \] \(y\)"#, #"\\pi \\times \\[ x \\] \\(y\\)"#),
+        (#"1\2 é\é \ end \"#, #"1\2 é\é \ end \\"#),
+        ("a \\\nb", "a \\\\\nb"),
+        (#"`a\b` and ``c\d`` and ```e\f```"#, #"`a\b` and ``c\d`` and ```e\f```"#),
+        // Code to mldoc only (CommonMark wants a closing run of one backtick): doubled.
+        (#"`a\b`` d"#, #"`a\\b`` d"#),
+        (#"math $\frac{a}{b}$ and $$\sqrt{2}$$ stays; $ \x$ is no math"#, #"math $\frac{a}{b}$ and $$\sqrt{2}$$ stays; $ \\x$ is no math"#),
+        ("```\nC:\\Users\n```", "```\nC:\\Users\n```"),
+        ("\\- x", "\\\\- x"),
+    ]
+    for (typed, source) in cases {
+        #expect(Markdown.capturedText(typed) == source, "\(typed.debugDescription)")
+        // Written and read back as the source it is.
+        let page = MDPage(blocks: [MDBlock(id: BlockID(hi: 1, lo: 1), text: source, props: [Property("source", "cli")])])
+        #expect(Markdown.parse(Markdown.render(page)) == page, "\(typed.debugDescription)")
     }
 }
 

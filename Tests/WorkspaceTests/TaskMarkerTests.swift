@@ -47,7 +47,7 @@ import TestSupport
     }
 
     @Test func the_rule_is_idempotent_and_leaves_a_block_written_in_logseq_a_task() async throws {
-        for c in Self.cases { #expect(Markdown.capturedText(Markdown.capturedText(c.0)) == Markdown.capturedText(c.0)) }
+        for c in Self.cases { #expect(TaskMarkers.capturedText(TaskMarkers.capturedText(c.0)) == TaskMarkers.capturedText(c.0)) }
         // A task typed in Logseq reaches the model through the reconciler, not as a capture: it stays.
         let t = TestWorkspace()
         var ws = try t.open()

@@ -100,6 +100,21 @@ extension Escapes {
         out.append(contentsOf: l[(s.at + 1)...])
     }
 
+    /// Whether a line reads differently as text than as code: a site that escapes, or a backslash
+    /// run a reader takes from (CaptureSource.doubles) outside inline code.
+    static func needsEscape(_ l: Line) -> Bool {
+        if sites(l, first: false).contains(where: { escapes($0, escapeOpener: false) }) { return true }
+        guard l.contains(BS) else { return false }
+        let code = CaptureSource.codeSpans(l)
+        var i = l.startIndex
+        while i < l.endIndex {
+            guard l[i] == BS, !code.contains(where: { $0.contains(i) }) else { i += 1; continue }
+            let e = runEnd(l, from: i)
+            if CaptureSource.doubles(l, run: e - i, before: e) { return true }
+            i = e
+        }
+        return false
+    }
 
     static func plan(_ lines: [Line], hasMeta: Bool) -> Plan {
         let n = lines.count
@@ -125,11 +140,10 @@ extension Escapes {
                 }
                 let tail = lines[c.line][c.after...]
                 if ok, !tail.allSatisfy(isBlank) {
-                    ok = !needsEscape(tail, notLast: false) && !opensRegion(tail[afterIndent(tail)...])
+                    ok = !needsEscape(tail) && !opensRegion(tail[afterIndent(tail)...])
                 }
-                if ok, tail.last == BS, c.line < n - 1 || hasMeta && i == 0 { ok = false }
                 if ok, i == 0 { ok = !sites(l, first: true).contains { $0.kind == .property } }
-                if ok, inRun { ok = !lines[i...c.line].contains { needsEscape($0, notLast: true) } }
+                if ok, inRun { ok = !lines[i...c.line].contains { needsEscape($0) } }
                 if ok {
                     for x in i...c.line { p.inRegion[x] = true }
                     if i == 0 { p.metaAfter = c.line }

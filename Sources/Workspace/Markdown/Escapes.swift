@@ -2,20 +2,14 @@
 
 /// The escaping rule set, written once (SPEC 2.2). A text line that Logseq's parser (mldoc) or
 /// CommonMark would read as a new block or as the block's metadata gets one backslash right before
-/// the ASCII punctuation that opens the construct. Both read
+/// the ASCII punctuation that opens the construct, never before a letter or a space. Both read
 /// `\` + ASCII punctuation as that character: CommonMark 0.31 §2.4 (backslash escapes), mldoc
 /// `lib/parsers.ml` `md_escape_chars` with `lib/syntax/type_op.ml` `unescaped_md_string`. mldoc tries
 /// every physical line against its block parsers (`lib/mldoc_parser.ml` `parsers`: Directive, Drawer,
 /// Heading, … before Paragraph), whatever its indentation and whichever block it stands in.
 ///
-/// Every backslash a person typed is shown by both readers (`doubles`): outside inline code both
-/// read as code (`codeSpans`), a run of k is written 2k where a reader would take one away (before
-/// ASCII punctuation or a letter, before a line break, or a run of two or more), as it is elsewhere;
-/// parse halves each run (an odd one no render writes keeps its odd backslash: nothing typed is lost).
-///
 /// Sites, each a run of k >= 0 backslashes at a fixed place whose predicate does not depend on k; an
-/// escape makes the run 2k + 1 (the person's k shown, and one for the construct) and parse, finding
-/// an odd run there, leaves k:
+/// escape makes the run k + 1 (so a person's own backslashes there survive) and parse takes one away:
 /// * A, line start (after the line's own blanks), any line:
 ///   `-` + blank or end: a block (mldoc `lib/syntax/heading0.ml` `level`; CommonMark §5.2 list item);
 ///   `#+NAME:`: a directive, hoisted into the page's properties (`lib/syntax/directive.ml`; Logseq
@@ -36,8 +30,6 @@
 /// * D, first line only: every `::` + space, escaped `:\: ` (Logseq's file writer makes a page's
 ///   first block its page properties when its first line contains ":: ", `frontend/common/file/
 ///   core.cljs` `transform-content`).
-/// * (A trailing backslash on any line but the block's last is doubled by the rule above, so
-///   CommonMark does not read it as a hard line break, §6.7.)
 /// * F, later lines: `=`s only or `-`s only, a setext underline in CommonMark (§4.3) that would make
 ///   the lines above it, properties included, one heading: escaped `\===`, `\---`.
 /// A code region (a fence, `#+BEGIN_…`, `$$`, `\begin{…}`, raw HTML) is written as it is, nothing
@@ -49,7 +41,7 @@
 /// HTML block (which would take them in: `absorbsFollowingLines`), after the whole text and one
 /// empty line.
 enum Escapes {
-    enum Kind { case lineStart, opener, latex, ordered, property }  // latex: the preamble's only
+    enum Kind { case lineStart, opener, latex, ordered, property }
     struct Site { var at: Int; var run: Int; var kind: Kind }
 
     struct Plan {

@@ -2,13 +2,14 @@
 // continuation lines two more, `key:: value` properties after a block's first line. Its roles live side by
 // side in this folder: the page model and normalization (here), rendering (MarkdownRender), parsing
 // (MarkdownParse), the regions mldoc reads whole (Regions) and the escape rules both share (Escapes,
-// EscapeConstructs, EscapeSites, BlockPlan), and when a capture is a task (TaskMarkers). Invariants,
-// each tested (MarkdownTests, conformance tests):
+// EscapeConstructs, EscapeSites, BlockPlan), and a capture's text as the source its block holds
+// (CaptureSource: its backslashes shown; TaskMarkers: when it is a task). Invariants, each tested
+// (MarkdownTests, conformance tests):
 // * parse(render(p)) == p for every page whose texts are normalized (`normalizedText`) and whose
 //   property keys are keys: render's escapes (the `Escapes` rule set) are the only change it
-//   makes to a text, and parse undoes exactly them, so every backslash a person typed survives;
+//   makes to a text, and parse undoes exactly them, so a person's own backslashes survive;
 // * a text renders as exactly one block whose only properties are its own, in Logseq (mldoc) and in
-//   CommonMark (Obsidian), and reads as it was captured;
+//   CommonMark (Obsidian), and a capture's source (`capturedText`) reads as it was captured;
 // * no CR and no control character (C0 but tab and LF, DEL, C1) is ever written (`normalizedText`).
 public struct MDBlock: Equatable, Sendable {
     public var id: BlockID?

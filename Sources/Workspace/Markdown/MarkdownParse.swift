@@ -181,7 +181,7 @@ extension Markdown {
             if n.region[x] == 1 {
                 text.append(contentsOf: l)
             } else {
-                Escapes.unescape(l, first: t == 0, notLast: x < lines.count - 1, into: &text)
+                Escapes.unescape(l, first: t == 0, into: &text)
             }
             t += 1
         }

@@ -42,7 +42,7 @@ extension Markdown {
 
     /// Nearly every capture is one plain line, in which no escape site can be: nothing special at
     /// its start (so no construct and no region opens there), no control byte (so one line), no
-    /// backslash (no run, no trailing one), no DEL or C1 lead byte (nothing to replace) and no `::` (a colon makes a site only as part of one:
+    /// backslash (no run), no DEL or C1 lead byte (nothing to replace) and no `::` (a colon makes a site only as part of one:
     /// a property's `key::` or a first line's `:: `). Such a text is written as it is, without the
     /// plan; `renderEscaped` writes the same bytes for it (MarkdownTests holds them to that).
     static func isPlain(_ text: String) -> Bool {
@@ -76,8 +76,7 @@ extension Markdown {
             if plan.inRegion[k] {
                 out.append(contentsOf: line)
             } else {
-                Escapes.escape(line, first: k == 0, escapeOpener: plan.escapeOpener[k],
-                               notLast: k < lines.count - 1 || hasMeta && k == plan.metaAfter, into: &out)
+                Escapes.escape(line, first: k == 0, escapeOpener: plan.escapeOpener[k], into: &out)
             }
             out.append(LF)
             if hasMeta && k == plan.metaAfter {

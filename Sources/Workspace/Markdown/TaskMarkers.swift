@@ -46,11 +46,3 @@ enum TaskMarkers {
         i + word.count < t.count && t[i + word.count] == 0x20 && t[i..<(i + word.count)].elementsEqual(word)
     }
 }
-
-extension Markdown {
-    /// A capture's text as its block holds it: normalized (`normalizedText`), with the task-marker
-    /// rule applied (TaskMarkers).
-    public static func capturedText(_ text: String) -> String {
-        TaskMarkers.capturedText(normalizedText(text))
-    }
-}

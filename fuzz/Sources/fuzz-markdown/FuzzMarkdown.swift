@@ -6,8 +6,9 @@
 //   to a page that parses back to exactly those blocks, and that Logseq's rules (LogseqRules.swift,
 //   the conformance tests' oracle, linked here) read as exactly one top-level block per text whose
 //   only properties are its own, with no page property, drawer or stray property group;
-// * the task-marker rule (TaskMarkers): a text is a task in Logseq exactly when it starts with TODO or
-//   LATER, a priority comes only with a marker, and applying the rule twice changes nothing.
+// * each text goes through what a capture does (Markdown.capturedText), and the task-marker rule
+//   holds: a text is a task in Logseq exactly when it starts with TODO or LATER, and a priority
+//   comes only with a marker.
 import Workspace
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -22,7 +23,6 @@ public func fuzzMarkdown(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let typed = Markdown.normalizedText(String(decoding: piece, as: UTF8.self))
         let text = Markdown.capturedText(typed)
         typedTexts.append(typed)
-        precondition(Markdown.capturedText(text) == text, "the task-marker rule is not idempotent on \(typed.debugDescription)")
         blocks.append(MDBlock(id: BlockID(hi: 0x0123_4567_89AB_7000 | UInt64(n), lo: 0x8000_0000_0000_0000 | UInt64(n)),
                               text: text, props: [Property("captured-at", "2026-12-02T09:00:00Z"), Property("source", "fuzz")]))
     }
