@@ -41,6 +41,9 @@ let conformancePieces: [Piece] = {
         "\\pi \\times 2\\deg", "\\[ x^2 \\]", "inline \\(y\\) math", "regex \\d+\\.\\d+$", "1\\2 é\\é \\ done",
         "`code\\path` and ``c\\d``", "escaped \\* star \\_under\\_", "line ends \\\\\nnext", "\\\\\\\\ four",
         "\\begin{equation}\nx\n\\end{equation}", "\\NOW not a task",
+        // Logseq-only syntax CommonMark shows as text: timestamps, entity references.
+        "pay rent SCHEDULED: <2026-12-05 Sat>", "DEADLINE: <2026-12-31 Thu 17:00>", "met [2026-12-01 Tue] at noon",
+        "fish &amp; chips &#38; &copy; &nbsp;", "\\begin{x} never ended", "a &b; c",
         // A setext underline under the first line would make it and the properties one heading.
         "first\n===", "first\n---", "first\n=", "first\n  ==  ", "| not a table\nplain",
     ]

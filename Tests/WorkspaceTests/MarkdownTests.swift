@@ -149,9 +149,10 @@ func normalized(_ page: MDPage) -> MDPage {
     }
 }
 
-/// A capture's backslashes become source both readers show as typed (each output was read by mldoc
-/// and cmark-gfm): doubled where a reader would take one away (before ASCII punctuation or a letter,
-/// at a line's end, two or more), as they are before anything else and in code and math both read.
+/// A capture becomes source both readers show as typed (each output was read by mldoc and cmark-gfm):
+/// backslashes doubled where a reader would take one away (before ASCII punctuation or a letter, at a
+/// line's end, two or more), as they are before anything else and in code and math both read; entity
+/// references and timestamps kept from the one reader that would read them.
 @Test func a_captures_backslashes_are_shown_by_both_readers() {
     let cases: [(String, String)] = [
         (#"C:\Users\bob\new_folder\x.txt"#, #"C:\\Users\\bob\\new_folder\\x.txt"#),
@@ -165,6 +166,11 @@ func normalized(_ page: MDPage) -> MDPage {
         (#"math $\frac{a}{b}$ and $$\sqrt{2}$$ stays; $ \x$ is no math"#, #"math $\frac{a}{b}$ and $$\sqrt{2}$$ stays; $ \\x$ is no math"#),
         ("```\nC:\\Users\n```", "```\nC:\\Users\n```"),
         ("\\- x", "\\\\- x"),
+        // A LaTeX environment opening a line is render's to escape (when it does not close).
+        (#"\begin{x} never ended"#, #"\begin{x} never ended"#),
+        // Entity references and timestamps, which only one reader reads as such.
+        ("fish &amp; chips &#38; &x; a&b", #"fish \&amp; chips \&#38; \&x; a&b"#),
+        ("pay SCHEDULED: <2026-12-05 Sat> [2026-12-01 Tue]", "pay SCHEDULED: <\u{2060}2026-12-05 Sat> [\u{2060}2026-12-01 Tue]"),
     ]
     for (typed, source) in cases {
         #expect(Markdown.capturedText(typed) == source, "\(typed.debugDescription)")

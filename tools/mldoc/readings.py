@@ -7,7 +7,7 @@ Runs bin/mldoc-json (tools/mldoc/build.sh) on each page file and prints one JSON
 is a block; its first Property_Drawer is its properties (later ones count in "extra"); a Drawer
 is listed by name; a Directive is a page property; "pre" counts the elements before the first
 heading. "title" is the heading's title as shown (plain text, code, emphasis without delimiters, an
-entity by name, a latex fragment in its brackets), or null when it holds anything else. The tests (LogseqRulesTests) hold LogseqRules to these readings: CI cannot build mldoc.
+entity by name, a latex fragment in its brackets, a timestamp as <Timestamp>), or null when it holds anything else. The tests (LogseqRulesTests) hold LogseqRules to these readings: CI cannot build mldoc.
 """
 import json, os, subprocess, sys
 
@@ -32,6 +32,8 @@ def flat(inlines):
             out.append(value["name"])
         elif kind == "Latex_Fragment":
             out.append(("(" + value[1] + ")") if value[0] == "Inline" else ("[" + value[1] + "]"))
+        elif kind == "Timestamp":
+            out.append("<Timestamp>")
         elif kind == "Tag":
             inner = flat(value)
             if inner is None:

@@ -6,20 +6,27 @@
 
 extension Markdown {
     /// A capture's text as its block holds it: normalized (`normalizedText`), its backslashes shown
-    /// (`CaptureSource.showingBackslashes`), the task-marker rule applied (TaskMarkers).
+    /// (`CaptureSource.shownAsTyped`), the task-marker rule applied (TaskMarkers).
     public static func capturedText(_ text: String) -> String {
-        TaskMarkers.capturedText(CaptureSource.showingBackslashes(normalizedText(text)))
+        TaskMarkers.capturedText(CaptureSource.shownAsTyped(normalizedText(text)))
     }
 }
 
 enum CaptureSource {
-    /// `text` with each backslash run outside code both readers read as code doubled where a reader
-    /// would take one away (`doubles`), so both show every backslash typed: `C:\\Users`, `\\pi`,
-    /// `\\\\server`; `1\2` and `é\é` stay as they are.
-    static func showingBackslashes(_ text: String) -> String {
-        guard text.utf8.contains(BS) else { return text }
+    /// `text` as source both readers show as typed, outside code and math both read as such:
+    /// * each backslash run doubled where a reader would take one away (`doubles`): `C:\\Users`,
+    ///   `\\pi`, `\\\\server`; `1\2` and `é\é` stay. A `\begin{` opening a line is left to render's
+    ///   opener escape (a LaTeX environment both tools then show as text, or mldoc's math when closed);
+    /// * an entity reference CommonMark would decode and mldoc shows as text (`&amp;`, `&#38;`) gets
+    ///   a backslash before its `&`, so both show it as typed;
+    /// * a date in `<…>` or `[…]` (`<2026-12-05 Sat>`), which mldoc reads as a timestamp (with
+    ///   `SCHEDULED:` or `DEADLINE:` before it, the block's schedule), gets an invisible U+2060 after
+    ///   its bracket, so both show it as text.
+    static func shownAsTyped(_ text: String) -> String {
+        let b = text.utf8
+        guard b.contains(BS) || b.contains(AMP) || b.contains(LT) || b.contains(LBRACK) else { return text }
         var out: [UInt8] = []
-        let bytes = Array(text.utf8)
+        let bytes = Array(b)
         let lines = bytes.split(separator: LF, omittingEmptySubsequences: false)
         // A code block render writes whole (a fence both close, `$$` math, raw HTML) is code to both.
         let whole = Escapes.plan(lines, hasMeta: true).inRegion
@@ -27,17 +34,51 @@ enum CaptureSource {
             if n > 0 { out.append(LF) }
             if whole[n] { out.append(contentsOf: l); continue }
             let code = codeSpans(l) + mathSpans(l)
+            let a = Escapes.afterIndent(l)
             var i = l.startIndex
             while i < l.endIndex {
-                guard l[i] == BS, !code.contains(where: { $0.contains(i) }) else { out.append(l[i]); i += 1; continue }
-                var e = i
-                while e < l.endIndex, l[e] == BS { e += 1 }
-                let k = e - i
-                out.append(contentsOf: repeatElement(BS, count: doubles(l, run: k, before: e) ? 2 * k : k))
-                i = e
+                if code.contains(where: { $0.contains(i) }) { out.append(l[i]); i += 1; continue }
+                switch l[i] {
+                case BS:
+                    var e = i
+                    while e < l.endIndex, l[e] == BS { e += 1 }
+                    let k = e - i
+                    let opener = i == a && Escapes.hasPrefixCI(l[e...], "begin{")
+                    out.append(contentsOf: repeatElement(BS, count: !opener && doubles(l, run: k, before: e) ? 2 * k : k))
+                    i = e
+                case AMP:
+                    if entityReference(l, at: i) { out.append(BS) }
+                    out.append(AMP); i += 1
+                case LT, LBRACK:
+                    out.append(l[i])
+                    if isoDate(l, at: i + 1) { out.append(contentsOf: TaskMarkers.joiner) }
+                    i += 1
+                default:
+                    out.append(l[i]); i += 1
+                }
             }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `&name;`, `&#digits;` or `&#xhex;` at `i` (CommonMark §2.5; a name not in HTML's list is left
+    /// as text by CommonMark, and one backslash more there costs nothing).
+    static func entityReference(_ l: Line, at i: Int) -> Bool {
+        var j = i + 1
+        if j < l.endIndex, l[j] == HASH {
+            j += 1
+            if j < l.endIndex, l[j] | 0x20 == UInt8(ascii: "x") { j += 1 }
+        }
+        let start = j
+        while j < l.endIndex, j - start < 32, Escapes.isASCIILetter(l[j]) || Escapes.isDigit(l[j]) { j += 1 }
+        return j > start && j < l.endIndex && l[j] == UInt8(ascii: ";")
+    }
+
+    /// `YYYY-MM-DD` at `i` (mldoc `timestamp`'s date).
+    static func isoDate(_ l: Line, at i: Int) -> Bool {
+        guard i + 10 <= l.endIndex else { return false }
+        let d = Array(l[i..<(i + 10)])
+        return d[4] == DASH && d[7] == DASH && [0, 1, 2, 3, 5, 6, 8, 9].allSatisfy { Escapes.isDigit(d[$0]) }
     }
 
     /// Whether a run of `run` backslashes ending before `before` is written doubled: when a reader

@@ -38,7 +38,7 @@ let LF: UInt8 = 10, CR: UInt8 = 13, SP: UInt8 = 32, TAB: UInt8 = 9, BS: UInt8 = 
 let COLON: UInt8 = 58, DASH: UInt8 = 45, HASH: UInt8 = 35, PLUS: UInt8 = 43, STAR: UInt8 = 42
 let TICK: UInt8 = 96, TILDE: UInt8 = 126, GT: UInt8 = 62, LBRACK: UInt8 = 91, RBRACK: UInt8 = 93
 let DOT: UInt8 = 46, RPAREN: UInt8 = 41, DOLLAR: UInt8 = 36, LT: UInt8 = 60, RBRACE: UInt8 = 125
-let EQ: UInt8 = 61, PIPE: UInt8 = 124, SLASH: UInt8 = 47
+let EQ: UInt8 = 61, PIPE: UInt8 = 124, SLASH: UInt8 = 47, AMP: UInt8 = 38
 /// DEL, and the lead byte of every C1 control's UTF-8 (C2 80 to C2 9F).
 let DEL: UInt8 = 0x7F, C1LEAD: UInt8 = 0xC2
 /// U+FFFD, what a control in a text becomes (a visible mark of "something unprintable was here").
