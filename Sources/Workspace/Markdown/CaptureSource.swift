@@ -16,7 +16,10 @@ enum CaptureSource {
     /// `text` as source both readers show as typed, outside code and math both read as such:
     /// * each backslash run doubled where a reader would take one away (`doubles`): `C:\\Users`,
     ///   `\\pi`, `\\\\server`; `1\2` and `é\é` stay. A `\begin{` opening a line is left to render's
-    ///   opener escape (a LaTeX environment both tools then show as text, or mldoc's math when closed);
+    ///   opener escape;
+    /// * a `#+BEGIN_…` block and a LaTeX environment, which mldoc alone reads (CommonMark shows their
+    ///   lines), never close: an invisible U+2060 goes after `#+END_` and after `\end{`, so render
+    ///   escapes their openers and both readers show every line as typed;
     /// * an entity reference CommonMark would decode and mldoc shows as text (`&amp;`, `&#38;`) gets
     ///   a backslash before its `&`, so both show it as typed;
     /// * a date in `<…>` or `[…]` (`<2026-12-05 Sat>`), which mldoc reads as a timestamp (with
@@ -24,18 +27,32 @@ enum CaptureSource {
     ///   its bracket, so both show it as text.
     static func shownAsTyped(_ text: String) -> String {
         let b = text.utf8
-        guard b.contains(BS) || b.contains(AMP) || b.contains(LT) || b.contains(LBRACK) else { return text }
+        guard b.contains(BS) || b.contains(AMP) || b.contains(LT) || b.contains(LBRACK) || b.contains(HASH) else { return text }
         var out: [UInt8] = []
         let bytes = Array(b)
         let lines = bytes.split(separator: LF, omittingEmptySubsequences: false)
-        // A code block render writes whole (a fence both close, `$$` math, raw HTML) is code to both.
-        let whole = Escapes.plan(lines, hasMeta: true).inRegion
+        // A code block render writes whole (a fence both close, `$$` math, raw HTML) is code to both;
+        // a `#+BEGIN_` block or a LaTeX environment is Logseq's alone, and is text here.
+        var whole = Escapes.plan(lines, hasMeta: true).inRegion
+        var n = 0
+        while n < lines.count {
+            let r = lines[n][Escapes.afterIndent(lines[n])...]
+            if whole[n], n == 0 || !whole[n - 1], Escapes.hasPrefixCI(r, "#+begin_") || Escapes.hasPrefixCI(r, "\\begin{") {
+                while n < lines.count, whole[n] { whole[n] = false; n += 1 }
+            } else {
+                n += 1
+            }
+        }
         for (n, l) in lines.enumerated() {
             if n > 0 { out.append(LF) }
             if whole[n] { out.append(contentsOf: l); continue }
             let code = codeSpans(l) + mathSpans(l)
             let a = Escapes.afterIndent(l)
             var i = l.startIndex
+            // `#+END_NAME` never closes a block (render then escapes its opener and this line).
+            if Escapes.hasPrefixCI(l[a...], "#+end_") {
+                out.append(contentsOf: l[i..<(a + 6)]); out.append(contentsOf: TaskMarkers.joiner); i = a + 6
+            }
             while i < l.endIndex {
                 if code.contains(where: { $0.contains(i) }) { out.append(l[i]); i += 1; continue }
                 switch l[i] {
@@ -46,6 +63,10 @@ enum CaptureSource {
                     let opener = i == a && Escapes.hasPrefixCI(l[e...], "begin{")
                     out.append(contentsOf: repeatElement(BS, count: !opener && doubles(l, run: k, before: e) ? 2 * k : k))
                     i = e
+                    // `\end{NAME}` never closes an environment (mldoc finds it anywhere in the text).
+                    if Escapes.hasPrefixCI(l[e...], "end{") {
+                        out.append(contentsOf: l[e..<(e + 4)]); out.append(contentsOf: TaskMarkers.joiner); i = e + 4
+                    }
                 case AMP:
                     if entityReference(l, at: i) { out.append(BS) }
                     out.append(AMP); i += 1

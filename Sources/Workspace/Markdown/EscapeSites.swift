@@ -19,7 +19,8 @@ extension Escapes {
         let ra = runEnd(l, from: a)
         let r = l[ra...]
         if isBullet(r) || (!first && isHeading(r)) || isDirective(r) || isDrawerLine(r)
-            || (first && (isListMarker(r) || isLinkDefinition(r) || isDashRule(r))) || (!first && isSetextUnderline(r)) {
+            || (first && (isListMarker(r) || isLinkDefinition(r) || isDashRule(r))) || (!first && isSetextUnderline(r))
+            || hasPrefixCI(r, "#+end_") {
             out.append(Site(at: a, run: ra - a, kind: .lineStart))
         } else if opensRegion(r) {
             out.append(Site(at: a, run: ra - a, kind: .opener))
@@ -35,10 +36,11 @@ extension Escapes {
                 out.append(Site(at: d, run: e - d, kind: .ordered))
             }
         }
-        // C: the key runs from the line start to the first colon.
-        var k = a
+        // C: the key runs from the line start to the first colon, after the line's leading backslash
+        // run (an escape there, as `\:a:` for a drawer, is no part of a key on both forms).
+        var k = ra
         while k < l.endIndex, isKeyByte(l[k]) { k += 1 }
-        if k > a, k < l.endIndex, l[k] == COLON {
+        if k > ra, k < l.endIndex, l[k] == COLON {
             let e = runEnd(l, from: k + 1)
             if e < l.endIndex, l[e] == COLON, e + 1 == l.endIndex || l[e + 1] == SP || l[(e + 1)...].allSatisfy(isBlank) {
                 out.append(Site(at: k + 1, run: e - k - 1, kind: .property))

@@ -32,6 +32,7 @@
 ///   core.cljs` `transform-content`).
 /// * F, later lines: `=`s only or `-`s only, a setext underline in CommonMark (§4.3) that would make
 ///   the lines above it, properties included, one heading: escaped `\===`, `\---`.
+/// * G, any line: `#+END_…` outside a block kept whole (mldoc reads it as a tag `#+END_…`).
 /// A code region (a fence, `#+BEGIN_…`, `$$`, `\begin{…}`, raw HTML) is written as it is, nothing
 /// escaped, when both tools read it the same way (for a fence: CommonMark §4.5 closes it on the same
 /// line mldoc does, same character, at least as long, indented at most 3) and mldoc is not inside a
