@@ -7,7 +7,9 @@
 // raw HTML; block0.ml), Footnote, Lists, Paragraph; a heading's title is empty when a Drawer or Block
 // starts right after its marker (heading0.ml `title_aux_p`). Then graph-parser's `extract-blocks`: each
 // heading is a block, its first Property_Drawer is its properties, every Directive is a page property.
-// Scope: structure and metadata, not inline formatting (a line's text is its source, unescaped).
+// A heading's task marker and priority are read too (heading0.ml). Scope: structure and metadata, and
+// backslashes as mldoc shows them (`unescape`), not other inline formatting (a line's text is its
+// source). Held to mldoc itself by LogseqRulesTests over pages mldoc read (tools/mldoc/record.sh).
 
 struct LogseqRead {
     struct Block {

@@ -8,7 +8,8 @@
 //   only properties are its own, with no page property, drawer or stray property group;
 // * each text goes through what a capture does (Markdown.capturedText), and the task-marker rule
 //   holds: a text is a task in Logseq exactly when it starts with TODO or LATER, and a priority
-//   comes only with a marker.
+//   comes only with a marker; a one-line text of words, backslashes and plain punctuation is shown
+//   by Logseq exactly as typed, every backslash included.
 import Workspace
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -40,6 +41,14 @@ public func fuzzMarkdown(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
                      "Logseq reads \(b) for \(m.text.debugDescription)\n\(String(decoding: out, as: UTF8.self))")
         precondition((b.marker != nil) == LogseqRules.meantAsTask(typed) && (b.priority == nil || b.marker != nil),
                      "Logseq reads marker \(b.marker ?? "none") for \(m.text.debugDescription)")
+        let plain = typed.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7A) || Array(" \\.,;!?'\"()/".utf8).contains(c)
+        }
+        if plain, let f = typed.utf8.first, f != 0x20, typed.utf8.last != 0x20, b.marker == nil {
+            var shown = ""
+            shown.unicodeScalars.append(contentsOf: (b.lines.first ?? "").unicodeScalars.filter { $0 != "\u{2060}" })
+            precondition(shown == typed, "Logseq shows \(shown.debugDescription) for \(typed.debugDescription)")
+        }
     }
     return 0
 }
