@@ -44,6 +44,7 @@ let conformancePieces: [Piece] = {
         // Logseq-only syntax CommonMark shows as text: timestamps, entity references.
         "pay rent SCHEDULED: <2026-12-05 Sat>", "DEADLINE: <2026-12-31 Thu 17:00>", "met [2026-12-01 Tue] at noon",
         "fish &amp; chips &#38; &copy; &nbsp;", "\\begin{x} never ended", "a &b; c",
+        "\\:: typed key of a backslash", ":\\:",
         "#+BEGIN_QUOTE\nquoted\n#+END_QUOTE", "#+begin_src sh\necho $HOME\n#+end_src", "a\n#+END_QUOTE alone",
         // A setext underline under the first line would make it and the properties one heading.
         "first\n===", "first\n---", "first\n=", "first\n  ==  ", "| not a table\nplain",

@@ -36,11 +36,13 @@ extension Escapes {
                 out.append(Site(at: d, run: e - d, kind: .ordered))
             }
         }
-        // C: the key runs from the line start to the first colon, after the line's leading backslash
-        // run (an escape there, as `\:a:` for a drawer, is no part of a key on both forms).
-        var k = ra
+        // C: the key runs from the line start to the first colon; when a site above owns the line's
+        // leading backslash run (a drawer line's `\:a:`), from after it, so the key is the same on
+        // both forms. Otherwise the run is part of the key, as mldoc reads it (`\\:: v`).
+        let keyStart = out.contains { $0.at == a } ? ra : a
+        var k = keyStart
         while k < l.endIndex, isKeyByte(l[k]) { k += 1 }
-        if k > ra, k < l.endIndex, l[k] == COLON {
+        if k > keyStart, k < l.endIndex, l[k] == COLON {
             let e = runEnd(l, from: k + 1)
             if e < l.endIndex, l[e] == COLON, e + 1 == l.endIndex || l[e + 1] == SP || l[(e + 1)...].allSatisfy(isBlank) {
                 out.append(Site(at: k + 1, run: e - k - 1, kind: .property))
