@@ -128,8 +128,7 @@ extension Escapes {
             if let c = regions.close(l, at: i), c.kind == .code {
                 // Left whole only when both tools read the same region and no escape is lost:
                 // CommonMark must close a fence on the same line (§4.5); the closing line must end
-                // there (mldoc reads on after it); on the first line no `:: ` may hide in it; where
-                // mldoc may not see it (inside a list or quote) nothing in it may need an escape.
+                // there (mldoc reads on after it); on the first line no `:: ` may hide in it.
                 var ok = true
                 if startsFence(l[afterIndent(l)...]) != nil {
                     ok = cmOpener(l).map { cmCloses(l, lines[c.line], length: $0) } ?? false
@@ -143,7 +142,10 @@ extension Escapes {
                     ok = !needsEscape(tail) && !opensRegion(tail[afterIndent(tail)...])
                 }
                 if ok, i == 0 { ok = !sites(l, first: true).contains { $0.kind == .property } }
-                if ok, inRun { ok = !lines[i...c.line].contains { needsEscape($0) } }
+                // Inside a list or quote mldoc reads the opener as text, but may read a later line
+                // of it, past the run, as an opener of its own that swallows the blocks below: a
+                // region there is never kept whole (its opener and closer are escaped as text).
+                if ok, inRun { ok = false }
                 if ok {
                     for x in i...c.line { p.inRegion[x] = true }
                     if i == 0 { p.metaAfter = c.line }
