@@ -13,6 +13,8 @@ public struct Options: Equatable {
     public var words: [String] = []
     public var readStdin = false
     public var source: String?
+    /// --page: the page the capture goes to ("" or today: the journal).
+    public var page: String?
     public var at: String?
     /// --future: an --at more than a year ahead is meant.
     public var future = false
@@ -36,7 +38,7 @@ public struct UsageError: Error, Equatable, CustomStringConvertible {
 }
 
 public enum Arguments {
-    static let valued: Set<String> = ["--source", "--at", "--workspace", "--inbox", "--uri"]
+    static let valued: Set<String> = ["--source", "--page", "--at", "--workspace", "--inbox", "--uri"]
 
     public static func parse(_ args: [String]) throws -> Options {
         var o = Options()
@@ -66,6 +68,7 @@ public enum Arguments {
                 case "--source":
                     guard !v.isEmpty else { throw UsageError("--source needs a non-empty name") }
                     o.source = v
+                case "--page": o.page = v
                 case "--at": o.at = v
                 case "--workspace": o.workspace = v
                 case "--inbox": o.inboxes.append(v)
@@ -99,8 +102,8 @@ public enum Arguments {
             throw UsageError("give only one of TEXT, -, --prompt, --uri, --list, --selection, --clipboard"
                              + " (--prompt may add --selection or --clipboard)")
         }
-        if o.list && (o.at != nil || o.source != nil) {
-            throw UsageError("--list takes no --at or --source")
+        if o.list && (o.at != nil || o.source != nil || o.page != nil) {
+            throw UsageError("--list takes no --at, --source or --page")
         }
         return o
     }
@@ -120,14 +123,16 @@ public enum Arguments {
            outl-capture [options] -
            outl-capture --prompt [--selection | --clipboard] [options]
            outl-capture --selection | --clipboard [options]
-           outl-capture --uri 'outl://capture?text=…&url=…&title=…&source=…' [options]
+           outl-capture --uri 'outl://capture?text=…&url=…&title=…&source=…&page=…' [options]
            outl-capture --list [--json] [--workspace DIR] [--inbox DIR]...
-    options: --source NAME  --at TIME  --future  --workspace DIR  --inbox DIR  --quiet  --notify
-             --json  --help  --version
+    options: --page NAME  --source NAME  --at TIME  --future  --workspace DIR  --inbox DIR  --quiet
+             --notify  --json  --help  --version
     TIME is RFC 3339 with an offset, a local YYYY-MM-DD[ HH:MM[:SS]] (a date alone: that day at
     this time of day), today or yesterday; more than a year ahead needs --future.
-    Saves one line into the outl capture inbox; outld moves it into the journal of its day.
-    Prints the capture's id; with --json, {"id", "day", "file", "captured_at", "source"} instead.
+    Saves one line into the outl capture inbox; outld moves it into the journal of its day, or to
+    the end of the page --page names (else the link's page=, else `page =` in outld.conf; today:
+    the journal), created if missing. Prints the capture's id; with --json, {"id", "day", "page",
+    "file", "captured_at", "source"} instead.
     TEXT is the words joined by spaces; - alone (or a pipe) reads standard input; after --, words
     that start with - are text. --selection reads the primary selection, --clipboard the clipboard
     (wl-paste, xclip or xsel); with --prompt it is the dialog's initial text.

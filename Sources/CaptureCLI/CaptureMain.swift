@@ -66,20 +66,25 @@ enum Writer {
         }
         let text = try checked(input.text)
         let source = try checkedSource(o.source ?? input.source ?? plan.defaultSource)
+        let page = try checkedPage(o.page ?? input.page ?? plan.defaultPage)
         let stamp = plan.at ?? localNow(environment: environment)
-        let (id, file) = try save(text: text, source: source, stamp: stamp, inbox: plan.inbox, workspace: plan.workspace)
+        let (id, file) = try save(text: text, source: source, page: page, stamp: stamp, inbox: plan.inbox, workspace: plan.workspace)
         // Durable: now, and only now, say so.
         if o.json {
             // The day it lands on: the date of its time in that time's own offset (the format's rule).
             let day = String(stamp.rfc3339.prefix(10))
             Out.stdout(String(decoding: JSONValue.object([
-                ("id", .string(id.string)), ("day", .string(day)), ("file", .string(file)),
+                ("id", .string(id.string)), ("day", .string(day)), ("page", page.map(JSONValue.string) ?? .null),
+                ("file", .string(file)),
                 ("captured_at", .string(stamp.rfc3339)), ("source", .string(source)),
             ]).encoded(), as: UTF8.self))
         } else {
             Out.stdout(id.string + "\n")
         }
-        if !o.quiet { Out.stderr("Saved for \(receiptDay(stamp)); \(whatHappensNext(plan.workspace))\n") }
+        if !o.quiet {
+            let target = page.map { "\"\($0)\"" } ?? receiptDay(stamp)
+            Out.stderr("Saved for \(target); \(whatHappensNext(plan.workspace, page: page))\n")
+        }
         if o.notify { Notify.saved(preview: CaptureFile.oneLine(text, max: 60), environment: environment) }
         return ExitStatus.ok
     }
@@ -91,9 +96,12 @@ enum Writer {
         var workspace: String?
         var at: Timestamp?
         var defaultSource: String
+        /// `page =` of outld.conf.
+        var defaultPage: String?
 
         static func make(_ o: Options, environment: @escaping (String) -> String?) throws -> Plan {
             if let s = o.source { _ = try checkedSource(s) }
+            if let p = o.page { _ = try checkedPage(p) }
             var at: Timestamp? = nil
             if let raw = o.at {
                 if Timestamp(rfc3339: raw) == nil, let w = TimeZoneCheck.warning(environment: environment) {
@@ -106,12 +114,12 @@ enum Writer {
             }
             if let ws = target.workspace, let origin = target.origin { try requireDirectory(ws, origin: origin) }
             let source = o.prompt ? "hotkey" : o.uri != nil ? "share" : o.selection.map { $0 == .primary ? "selection" : "clipboard" } ?? "cli"
-            return Plan(inbox: target.inbox, workspace: target.workspace, at: at, defaultSource: source)
+            return Plan(inbox: target.inbox, workspace: target.workspace, at: at, defaultSource: source, defaultPage: target.page)
         }
     }
 
-    /// The text and, for a link with `source=`, its source; nil when a dialog was cancelled.
-    static func readInput(_ o: Options, environment: (String) -> String?) throws -> (text: String, source: String?)? {
+    /// The text and, for a link with `source=` or `page=`, those; nil when a dialog was cancelled.
+    static func readInput(_ o: Options, environment: (String) -> String?) throws -> (text: String, source: String?, page: String?)? {
         if let uri = o.uri {
             let parts: (text: String?, url: String?, title: String?, source: String?)
             do {
@@ -122,19 +130,21 @@ enum Writer {
             guard let line = ShareLink.line(text: parts.text, url: parts.url, title: parts.title) else {
                 throw Failure(ExitStatus.dataError, "--uri: the link has no text, url or title")
             }
-            return (line, parts.source.flatMap { $0.isEmpty ? nil : $0 })
+            let page: String?
+            do { page = try ShareLink.page(uri: uri) } catch { throw Failure(ExitStatus.dataError, "--uri: \(error)") }
+            return (line, parts.source.flatMap { $0.isEmpty ? nil : $0 }, page)
         }
         let selected = try o.selection.map { try Selection.read($0, environment: environment) }
         if o.prompt {
             let initial = selected.map { CaptureFile.oneLine(CaptureFile.trimWhitespace($0), max: 4096) }
             switch try Prompt.ask(initial: initial, environment: environment) {
             case .cancelled: return nil
-            case .line(let l): return (l, nil)
+            case .line(let l): return (l, nil, nil)
             }
         }
-        if let selected { return (selected, nil) }
-        if !o.words.isEmpty { return (o.words.joined(separator: " "), nil) }
-        if o.readStdin || isatty(0) == 0 { return (try StdinText.read(), nil) }
+        if let selected { return (selected, nil, nil) }
+        if !o.words.isEmpty { return (o.words.joined(separator: " "), nil, nil) }
+        if o.readStdin || isatty(0) == 0 { return (try StdinText.read(), nil, nil) }
         throw Failure(ExitStatus.usage, "nothing to capture: give TEXT, - (standard input), --prompt, --selection or --uri")
     }
 
@@ -148,6 +158,16 @@ enum Writer {
             throw Failure(ExitStatus.dataError, "text is over 64 KiB (\(n) bytes); nothing saved")
         } catch {
             throw Failure(ExitStatus.dataError, "\(error); nothing saved")
+        }
+    }
+
+    /// The page a capture names, as the format stores it (nil: the journal), or exit 65.
+    static func checkedPage(_ p: String?) throws -> String? {
+        guard let p else { return nil }
+        do {
+            return try CaptureFile.checkedPage(p)
+        } catch {
+            throw Failure(ExitStatus.dataError, "--page: \(error); nothing saved")
         }
     }
 
@@ -183,10 +203,10 @@ enum Writer {
     }
 
     /// The Maildir delivery; returns the capture id and its file once the file is durable.
-    static func save(text: String, source: String, stamp: Timestamp, inbox: String, workspace: String?) throws -> (ULID, String) {
+    static func save(text: String, source: String, page: String?, stamp: Timestamp, inbox: String, workspace: String?) throws -> (ULID, String) {
         var gen = ULIDGenerator()
         let id = gen.next(nowMs: UInt64(stamp.epochMilliseconds))
-        let bytes = CaptureFile.encode(Capture(text: text, capturedAt: stamp.rfc3339, source: source))
+        let bytes = CaptureFile.encode(Capture(text: text, capturedAt: stamp.rfc3339, source: source, page: page))
         let dir: FileDescriptor
         do {
             dir = try Inbox.openForDelivery(inbox, workspace: workspace)
@@ -209,8 +229,8 @@ enum Writer {
     /// without touching its lock (it holds an exclusive flock on the workspace directory). For an
     /// inbox outside a workspace (a device's own, drained by whichever outld lists it) nothing can
     /// be known, and the usual promise is said.
-    static func whatHappensNext(_ workspace: String?) -> String {
-        let usual = "lands in your journal when outld drains it"
+    static func whatHappensNext(_ workspace: String?, page: String? = nil) -> String {
+        let usual = page == nil ? "lands in your journal when outld drains it" : "lands there when outld drains it"
         guard let root = workspace, let st = try? Sys.statFollowingLinks(root) else { return usual }
         switch LockProbe.holder(st) {
         case .unknown:

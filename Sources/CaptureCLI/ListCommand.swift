@@ -55,7 +55,8 @@ enum ListCommand {
             case nil: continue  // drained while we listed
             case .success(let c)?:
                 let at = c.capturedAt?.rfc3339 ?? c.capturedAtRaw ?? "-"
-                out += "\(id)  \(visible(at))  \(visible(c.source))\(inbox)  \(visible(CaptureFile.oneLine(c.text, max: 60)))\n"
+                let page = c.page.map { "  [\(visible(CaptureFile.oneLine($0, max: 40)))]" } ?? ""
+                out += "\(id)  \(visible(at))  \(visible(c.source))\(inbox)\(page)  \(visible(CaptureFile.oneLine(c.text, max: 60)))\n"
             case .failure(let error)?:
                 out += "\(id)  -  -\(inbox)  (will be rejected: \(visible("\(error)")))\n"
             }
@@ -66,7 +67,7 @@ enum ListCommand {
     }
 
     /// The listing as one JSON document: {"waiting": [...], "set_aside": [...]}, oldest first, each
-    /// capture with its id, file, inbox, time, source and whole text, or the reason the drain will
+    /// capture with its id, file, inbox, time, source, page (null: the journal) and whole text, or the reason the drain will
     /// set it aside (`problem`); strings as the files held them (JSON escapes every control).
     static func listJSON(_ rows: [(name: String, dir: String, fd: FileDescriptor)], setAside: [JSONValue]) -> Int32 {
         var waiting: [JSONValue] = []
@@ -77,9 +78,9 @@ enum ListCommand {
             case nil: continue  // drained while we listed
             case .success(let c)?:
                 doc += [("captured_at", .nullable(c.capturedAt?.rfc3339 ?? c.capturedAtRaw)), ("source", .string(c.source)),
-                        ("text", .string(c.text)), ("problem", .null)]
+                        ("page", .nullable(c.page)), ("text", .string(c.text)), ("problem", .null)]
             case .failure(let error)?:
-                doc += [("captured_at", .null), ("source", .null), ("text", .null), ("problem", .string("\(error)"))]
+                doc += [("captured_at", .null), ("source", .null), ("page", .null), ("text", .null), ("problem", .string("\(error)"))]
             }
             waiting.append(.object(doc))
         }

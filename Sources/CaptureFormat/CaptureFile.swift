@@ -2,7 +2,8 @@
 // use it. Trim rule: leading and trailing white space is removed from `text`; what is left must be
 // non-empty, at most 64 KiB of UTF-8, and free of C0 controls but tab and newline (CR LF and a lone CR
 // are line breaks; text is data: a NUL or an escape sequence never reaches a page or a terminal);
-// `source` has none at all.
+// `source` has none at all; `page`, optional, names the page the block goes to (none, empty or
+// "today": the capture's day in the journal), trimmed, at most 1 KiB, without control characters.
 // Unknown fields are ignored; a repeated known field is refused.
 
 /// What a writer puts in a file.
@@ -10,9 +11,11 @@ public struct Capture: Equatable, Sendable {
     public var text: String
     public var capturedAt: String?
     public var source: String?
+    /// The page the block goes to; nil for the capture's day in the journal.
+    public var page: String?
 
-    public init(text: String, capturedAt: String? = nil, source: String? = nil) {
-        self.text = text; self.capturedAt = capturedAt; self.source = source
+    public init(text: String, capturedAt: String? = nil, source: String? = nil, page: String? = nil) {
+        self.text = text; self.capturedAt = capturedAt; self.source = source; self.page = page
     }
 }
 
@@ -27,6 +30,8 @@ public struct DecodedCapture: Sendable {
     public var source: String
     /// Things a reader should log but that do not refuse the file.
     public var warnings: [String]
+    /// The page the block goes to (`checkedPage`); nil for the capture's day in the journal.
+    public var page: String? = nil
 }
 
 /// Why a file cannot become a block; `description` is one line for a `.reason` file or a journal field.
@@ -40,6 +45,8 @@ public enum CaptureFormatError: Error, Equatable, CustomStringConvertible {
     case textEmpty
     case textTooLong(bytes: Int)
     case sourceNotString(found: String)
+    case pageNotString(found: String)
+    case pageTooLong(bytes: Int)
     case duplicateKey(String)
     /// A C0 control character (U+0000–U+001F) where none may be; `offset` is its UTF-8 byte.
     case controlCharacter(field: String, code: UInt8, offset: Int)
@@ -55,6 +62,8 @@ public enum CaptureFormatError: Error, Equatable, CustomStringConvertible {
         case .textEmpty: return "text is empty after trimming white space (nothing visible)"
         case .textTooLong(let n): return "text over 64 KiB (\(n) bytes)"
         case .sourceNotString(let k): return "source is not a string (found \(k))"
+        case .pageNotString(let k): return "page is not a string (found \(k))"
+        case .pageTooLong(let n): return "page name over 1 KiB (\(n) bytes)"
         case .duplicateKey(let k): return "duplicate key \"\(k)\""
         case .controlCharacter(let f, let c, let o):
             let hex = String(c, radix: 16, uppercase: true)
@@ -67,6 +76,7 @@ public enum CaptureFormatError: Error, Equatable, CustomStringConvertible {
 public enum CaptureFile {
     public static let maxFileBytes = 1 << 20
     public static let maxTextBytes = 64 << 10
+    public static let maxPageBytes = 1 << 10
 
     /// One JSON object on one line, fields in a fixed order, ending in a newline.
     public static func encode(_ c: Capture) -> [UInt8] {
@@ -82,6 +92,10 @@ public enum CaptureFile {
             out.append(contentsOf: Array(",\"source\":".utf8))
             JSON.appendString(s, to: &out)
         }
+        if let p = c.page {
+            out.append(contentsOf: Array(",\"page\":".utf8))
+            JSON.appendString(p, to: &out)
+        }
         out.append(contentsOf: Array("}\n".utf8))
         return out
     }
@@ -91,7 +105,7 @@ public enum CaptureFile {
         // What every writer of ours produces (a flat object of escape-free strings) is read without
         // a value tree; anything else, valid or not, takes the full parser below, which alone
         // decides errors, so both paths accept and refuse exactly the same files.
-        if let f = FlatCapture.scan(bytes) { return try finish(text: f.text, at: f.at, source: f.source) }
+        if let f = FlatCapture.scan(bytes) { return try finish(text: f.text, at: f.at, source: f.source, page: f.page) }
         return try decodeFull(bytes)
     }
 
@@ -109,7 +123,7 @@ public enum CaptureFile {
         guard case .object(let members) = value else {
             throw CaptureFormatError.notAnObject(found: value.kindName)
         }
-        var text: JSONValue?, at: JSONValue?, source: JSONValue?
+        var text: JSONValue?, at: JSONValue?, source: JSONValue?, page: JSONValue?
         for m in members {
             switch m.key {
             case "text":
@@ -121,15 +135,18 @@ public enum CaptureFile {
             case "source":
                 if source != nil { throw CaptureFormatError.duplicateKey("source") }
                 source = m.value
+            case "page":
+                if page != nil { throw CaptureFormatError.duplicateKey("page") }
+                page = m.value
             default:
                 continue  // a newer writer's field: ignored on purpose
             }
         }
-        return try finish(text: text, at: at, source: source)
+        return try finish(text: text, at: at, source: source, page: page)
     }
 
-    /// The checks on the three known fields, shared by the flat fast path and the full parser.
-    static func finish(text: JSONValue?, at: JSONValue?, source: JSONValue?) throws -> DecodedCapture {
+    /// The checks on the known fields, shared by the flat fast path and the full parser.
+    static func finish(text: JSONValue?, at: JSONValue?, source: JSONValue?, page: JSONValue? = nil) throws -> DecodedCapture {
         guard let t = text else { throw CaptureFormatError.textMissing }
         guard case .string(let raw) = t else { throw CaptureFormatError.textNotString(found: t.kindName) }
         let trimmed = try checkedText(raw)
@@ -152,8 +169,26 @@ public enum CaptureFile {
         case let other?:
             warnings.append("captured_at is not a string (found \(other.kindName))")
         }
+        var target: String? = nil
+        if let p = page {
+            guard case .string(let v) = p else { throw CaptureFormatError.pageNotString(found: p.kindName) }
+            target = try checkedPage(v)
+        }
         return DecodedCapture(text: trimmed, capturedAt: stamp, capturedAtRaw: stampRaw,
-                              source: src, warnings: warnings)
+                              source: src, warnings: warnings, page: target)
+    }
+
+    /// The page a capture names, as the writer stores it and the decoder reads it: trimmed; nil when
+    /// that leaves nothing or "today" (any case), which mean the capture's day in the journal; at
+    /// most 1 KiB of UTF-8 and without control characters (a page name is a file name and a title).
+    public static func checkedPage(_ raw: String) throws -> String? {
+        let name = trimWhitespace(raw)
+        if name.isEmpty || name.lowercased() == "today" { return nil }
+        if name.utf8.count > maxPageBytes { throw CaptureFormatError.pageTooLong(bytes: name.utf8.count) }
+        if let (c, o) = firstControl(name, allowing: []) {
+            throw CaptureFormatError.controlCharacter(field: "page", code: c, offset: o)
+        }
+        return name
     }
 
     /// The text a capture may carry, from what a writer or a file gave: line ends as LF (a CR LF

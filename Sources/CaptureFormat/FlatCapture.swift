@@ -3,7 +3,7 @@
 // duplicate known key, a non-ASCII key, bad UTF-8) returns nil and the full parser decides.
 
 enum FlatCapture {
-    struct Fields { var text: JSONValue?; var at: JSONValue?; var source: JSONValue? }
+    struct Fields { var text: JSONValue?; var at: JSONValue?; var source: JSONValue?; var page: JSONValue? }
 
     static func scan(_ b: [UInt8]) -> Fields? {
         b.withUnsafeBufferPointer { scan($0) }
@@ -29,7 +29,7 @@ enum FlatCapture {
             return nil
         }
         var f = Fields()
-        var ranges: [Range<Int>?] = [nil, nil, nil]  // text, captured_at, source
+        var ranges: [Range<Int>?] = [nil, nil, nil, nil]  // text, captured_at, source, page
         space()
         guard i < n, b[i] == UInt8(ascii: "{") else { return nil }
         i += 1
@@ -63,11 +63,11 @@ enum FlatCapture {
         func str(_ r: Range<Int>?) -> JSONValue? {
             r.map { .string(String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self)) }
         }
-        f.text = str(ranges[0]); f.at = str(ranges[1]); f.source = str(ranges[2])
+        f.text = str(ranges[0]); f.at = str(ranges[1]); f.source = str(ranges[2]); f.page = str(ranges[3])
         return f
     }
 
-    /// 0 text, 1 captured_at, 2 source, nil for any other (ASCII) key.
+    /// 0 text, 1 captured_at, 2 source, 3 page, nil for any other (ASCII) key.
     private static func known(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Int? {
         func equals(_ s: StaticString) -> Bool {
             guard s.utf8CodeUnitCount == r.count else { return false }
@@ -78,6 +78,7 @@ enum FlatCapture {
         if equals("text") { return 0 }
         if equals("captured_at") { return 1 }
         if equals("source") { return 2 }
+        if equals("page") { return 3 }
         return nil
     }
 }

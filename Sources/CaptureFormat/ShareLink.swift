@@ -32,10 +32,20 @@ public enum ShareLink {
 
     /// Parses an `outl://capture?…` link. Query values are percent-decoded with `+` as a space;
     /// a bad escape, invalid UTF-8, a repeated parameter or another scheme/host is an error.
-    /// `source` names the sharing application. Unknown parameters are ignored, and so is
+    /// `source` names the sharing application, `page` (read by `page(uri:)`) the page the capture
+    /// goes to. Unknown parameters are ignored, and so is
     /// everything from the first `#` on (the link's fragment: a URL with a fragment must be passed
     /// percent-encoded, as encodeURIComponent does, or its fragment and later parameters are lost).
     public static func parse(uri: String) throws -> (text: String?, url: String?, title: String?, source: String?) {
+        let found = try parameters(uri: uri)
+        return (found["text"], found["url"], found["title"], found["source"])
+    }
+
+    /// The link's `page=` (the page the capture goes to), nil when it has none.
+    public static func page(uri: String) throws -> String? { try parameters(uri: uri)["page"] }
+
+    /// The link's known parameters, decoded.
+    static func parameters(uri: String) throws -> [String: String] {
         var rest = Substring(uri)
         guard rest.lowercased().hasPrefix("outl:") else { throw ShareLinkError("not an outl: link") }
         rest = rest.dropFirst(5)
@@ -62,11 +72,11 @@ public enum ShareLink {
                 key = pair; value = ""
             }
             let k = try percentDecode(key)
-            guard k == "text" || k == "url" || k == "title" || k == "source" else { continue }
+            guard k == "text" || k == "url" || k == "title" || k == "source" || k == "page" else { continue }
             if found[k] != nil { throw ShareLinkError("parameter \"\(k)\" given twice") }
             found[k] = try percentDecode(value)
         }
-        return (found["text"], found["url"], found["title"], found["source"])
+        return found
     }
 
     /// application/x-www-form-urlencoded decoding of one component.

@@ -62,8 +62,10 @@ private func content(of file: ReadEntry) -> Verdict<[UInt8]> {
 /// when no day can be named (a journal page is named by a year of four digits).
 func captureBlock(_ capture: DecodedCapture, id: ULID) -> Verdict<(CaptureBlock, warning: String?)> {
     captureDay(capture, id: id).map { day, capturedAt, warning in
-        (CaptureBlock(blockID: BlockID(capture: id), day: day, text: capture.text,
-                      capturedAt: capturedAt, source: capture.source), warning)
+        var block = CaptureBlock(blockID: BlockID(capture: id), day: day, text: capture.text,
+                                 capturedAt: capturedAt, source: capture.source)
+        block.page = capture.page
+        return (block, warning)
     }
 }
 

@@ -10,9 +10,11 @@ struct ConfigFile: Equatable {
     var inboxes: [String] = []
     /// How new days' journal files are named: `yyyy_MM_dd` (Logseq's, the default) or `yyyy-MM-dd`.
     var journalFileFormat: String?
+    /// The page `outl-capture` captures to when no --page is given (none: the journal).
+    var page: String?
 
     /// Every key the file may hold, and whether it may be given more than once.
-    static let keys: [String: Bool] = ["workspace": false, "inbox": true, "journal-file-format": false]
+    static let keys: [String: Bool] = ["workspace": false, "inbox": true, "journal-file-format": false, "page": false]
 
     /// Takes one line's value; `line` interprets it (paths) and words its errors.
     mutating func set(_ key: String, _ value: String, _ line: ConfigLine) throws {
@@ -26,6 +28,7 @@ struct ConfigFile: Equatable {
                 throw line.error("journal-file-format is yyyy_MM_dd or yyyy-MM-dd, spelled so (YYYY and DD mean other things), not \"\(value)\"")
             }
             journalFileFormat = value
+        case "page": page = value
         default: throw line.error("unknown key \"\(key)\"")  // unreachable: `keys` is checked first
         }
     }

@@ -84,15 +84,16 @@ public struct OutlConfig: Equatable, Sendable {
     /// configuration at all, so a broken outld.conf cannot stop it. `workspace` is the root whose
     /// inbox it is, when it is the workspace inbox, with where its setting came from (the writer
     /// checks that it exists: it never creates a workspace; nothing below that
-    /// root is followed as a link), nil for a device-local inbox the user named.
+    /// root is followed as a link), nil for a device-local inbox the user named. `page` is
+    /// outld.conf's `page =` when the workspace inbox is written (the file is read then).
     public static func writeTarget(workspace: String?, inboxes: [String],
                                    environment: @escaping (String) -> String? = Path.environment) throws
-        -> (inbox: String, workspace: String?, origin: Origin?) {
+        -> (inbox: String, workspace: String?, origin: Origin?, page: String?) {
         var r = Resolver(workspace: workspace, inboxes: inboxes, stateDirectory: nil, environment: environment)
-        if let first = inboxes.first { return (try r.commandLinePath(first, "--inbox"), nil, nil) }
-        if let env = try r.environmentInbox() { return (env, nil, nil) }
+        if let first = inboxes.first { return (try r.commandLinePath(first, "--inbox"), nil, nil, nil) }
+        if let env = try r.environmentInbox() { return (env, nil, nil, nil) }
         let (root, origin) = try r.workspace()
-        return (inboxOf(root: root), root, origin)
+        return (inboxOf(root: root), root, origin, try r.configFile()?.page)
     }
 
     /// The workspace inbox of a root (SPEC section 2).

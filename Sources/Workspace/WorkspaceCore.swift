@@ -166,11 +166,14 @@ final class WorkspaceCore {
             guard let id = c.blockID ?? BlockID(c.id) else { throw WorkspaceError.badID(c.id) }
             if model.blocks[id] != nil || pending.contains(id) { outcomes.append(.alreadyPresent); continue }
             pending.insert(id)
-            let pageID = BlockID.journalPage(c.day)
+            // A named page by the one rule every device derives its id by (PageNames): a name that
+            // differs only in case or normalization is the same page.
+            let pageID = c.page.map(BlockID.namedPage) ?? BlockID.journalPage(c.day)
             if model.pages[pageID]?.known != true, !newPages.contains(pageID) {
                 newPages.insert(pageID)
                 var op = Op(hlc: clock.tick(), kind: .createPage, id: pageID)
-                op.pageKind = .journal; op.text = c.day.iso
+                if let name = c.page { op.pageKind = .named; op.text = PageNames.nfc(name) }
+                else { op.pageKind = .journal; op.text = c.day.iso }
                 ops.append(op)
             }
             let hlc = clock.tick()

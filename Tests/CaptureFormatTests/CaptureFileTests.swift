@@ -203,3 +203,19 @@ func lineBreaksAsLF(_ s: String) -> String {
         #expect(throws: CaptureFormatError.textEmpty) { try CaptureFile.decode(file) }
     }
 }
+
+@Test func a_page_is_written_and_read_back_and_today_or_nothing_is_the_journal() throws {
+    let bytes = CaptureFile.encode(Capture(text: "a book", capturedAt: "2026-12-02T10:00:00Z", source: "cli", page: "Reading list"))
+    #expect(String(decoding: bytes, as: UTF8.self) == #"{"text":"a book","captured_at":"2026-12-02T10:00:00Z","source":"cli","page":"Reading list"}"# + "\n")
+    #expect(try CaptureFile.decode(bytes).page == "Reading list")
+    #expect(try decode(#"{"text": "x"}"#).page == nil)
+    for journal in ["", "  ", "today", "Today", " TODAY "] {
+        #expect(try decode(#"{"text": "x", "page": "\#(journal)"}"#).page == nil, "\(journal)")
+    }
+    #expect(try decode(#"{"text": "x", "page": "  Ideas \u00e9 "}"#).page == "Ideas é")
+    #expect(throws: CaptureFormatError.pageNotString(found: "a number")) { try decode(#"{"text": "x", "page": 5}"#) }
+    #expect(throws: CaptureFormatError.duplicateKey("page")) { try decode(#"{"text": "x", "page": "a", "page": "b"}"#) }
+    #expect(throws: CaptureFormatError.controlCharacter(field: "page", code: 0x1B, offset: 1)) { try decode(#"{"text": "x", "page": "a\u001bb"}"#) }
+    #expect(throws: CaptureFormatError.pageTooLong(bytes: 1025)) { try CaptureFile.checkedPage(String(repeating: "p", count: 1025)) }
+    #expect(try CaptureFile.checkedPage(String(repeating: "p", count: 1024))?.utf8.count == 1024)
+}

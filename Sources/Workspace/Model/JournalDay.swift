@@ -85,6 +85,8 @@ public struct CaptureBlock: Sendable {
     public var source: String      // kept as a block property
     /// The id already parsed (the drain has the ULID's bits): `appendCaptures` skips parsing `id`.
     public var blockID: BlockID?
+    /// The named page the block goes to (`CaptureFile.checkedPage`); nil for `day`'s journal page.
+    public var page: String?
     public init(id: String, day: JournalDay, text: String, capturedAt: String, source: String) {
         self.id = id; self.day = day; self.text = text; self.capturedAt = capturedAt; self.source = source
     }

@@ -1,4 +1,5 @@
 # fish completion for outl-capture (installed as share/fish/vendor_completions.d/outl-capture.fish)
+complete -c outl-capture -l page -x -a 'today' -d 'the page to capture to (today: the journal)'
 complete -c outl-capture -l source -x -a 'cli hotkey share selection clipboard script' -d 'where the capture came from'
 complete -c outl-capture -l at -x -a 'today yesterday' -d 'when it was made'
 complete -c outl-capture -l future -d 'allow a time more than a year ahead'

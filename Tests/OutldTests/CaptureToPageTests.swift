@@ -1,0 +1,83 @@
+// Capture to a named page (issue 20, first part), as a user meets it with the real binaries: --page,
+// a link's page=, outld.conf's `page =`; the block lands at the end of that page's file under pages/,
+// created if missing, the same page for a name that differs only in case, a shortened file name for a
+// name too long for one; today (or nothing) is the journal, as before.
+import CaptureFormat
+import Foundation
+import SystemCalls
+import Testing
+import TestSupport
+
+@Suite struct CaptureToPageTests {
+    func page(_ h: OutlHome, _ file: String) -> String { readText(Path.join(h.workspace, "pages/\(file)")) ?? "" }
+
+    @Test func a_capture_with_page_lands_at_the_end_of_that_page_created_if_missing() throws {
+        let h = try OutlHome()
+        let r = try h.capture(["the", "first", "book"], extra: ["--page", "Reading list", "--at", "2026-12-02T10:00:00Z"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.hasPrefix("Saved for \"Reading list\"; "), "\(r.stderr)")
+        // The file says where it goes; --list shows it.
+        let pending = h.pending()
+        #expect(pending.count == 1)
+        let c = try CaptureFile.decode(Array(readText(Path.join(h.inbox, pending[0]))!.utf8))
+        #expect(c.page == "Reading list")
+        #expect(try h.capture([], extra: ["--list"]).stdout.contains("[Reading list]  the first book"))
+        // A page that differs only in case is the same page; today is the journal.
+        _ = try h.capture(["the second book"], extra: ["--page", "READING LIST", "--quiet", "--at", "2026-12-02T10:01:00Z"])
+        _ = try h.capture(["a journal line"], extra: ["--page", "today", "--quiet", "--at", "2026-12-02T10:02:00Z"])
+        let once = try h.outld(["--once"])
+        #expect(once.status == 0, "\(once.stderr)")
+        let text = page(h, "Reading list.md")
+        #expect(text.hasPrefix("- the first book\n"), "\(text)")
+        #expect(text.contains("- the second book\n"), "\(text)")
+        #expect(text.range(of: "the first book")!.lowerBound < text.range(of: "the second book")!.lowerBound)
+        #expect(h.journal().contains("- a journal line\n") && !h.journal().contains("book"))
+        #expect(listDir(Path.join(h.workspace, "pages")) == ["Reading list.md"])
+        let check = try run(binPath("outl"), ["check"], env: h.env)
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+    }
+
+    @Test func an_existing_page_gets_the_capture_after_its_own_blocks() throws {
+        let h = try OutlHome()
+        try FileManager.default.createDirectory(atPath: Path.join(h.workspace, "pages"), withIntermediateDirectories: true)
+        try writeText(Path.join(h.workspace, "pages/Ideas.md"), "- an idea typed in Logseq\n")
+        _ = try h.capture(["a captured idea"], extra: ["--page", "ideas", "--quiet"])
+        #expect(try h.outld(["--once"]).status == 0)
+        let text = page(h, "Ideas.md")
+        #expect(text.hasPrefix("- an idea typed in Logseq\n"), "\(text)")
+        #expect(text.contains("- a captured idea\n"), "\(text)")
+        #expect(listDir(Path.join(h.workspace, "pages")) == ["Ideas.md"])
+    }
+
+    @Test func a_link_and_outld_conf_name_the_page_and_the_flag_wins() throws {
+        let h = try OutlHome()
+        try FileManager.default.createDirectory(atPath: Path.join(h.home, ".config/outl"), withIntermediateDirectories: true)
+        try writeText(Path.join(h.home, ".config/outl/outld.conf"), "page = Inbox\n")
+        _ = try h.capture(["from the default"], extra: ["--quiet"])
+        _ = try h.capture([], extra: ["--uri", "outl://capture?text=from%20a%20link&page=Links", "--quiet"])
+        _ = try h.capture(["from the flag"], extra: ["--page", "Flagged", "--quiet"])
+        let json = try h.capture(["to the journal"], extra: ["--page", "", "--json"])
+        #expect(json.stdout.contains("\"page\": null"), "\(json.stdout)")
+        #expect(try h.outld(["--once"]).status == 0)
+        #expect(page(h, "Inbox.md").contains("- from the default\n"))
+        #expect(page(h, "Links.md").contains("- from a link\n"))
+        #expect(page(h, "Flagged.md").contains("- from the flag\n"))
+        #expect(!page(h, "Inbox.md").contains("flag") && !page(h, "Inbox.md").contains("journal"))
+    }
+
+    @Test func a_page_name_too_long_for_a_file_gets_a_shortened_one_and_bad_names_are_refused() throws {
+        let h = try OutlHome()
+        let long = String(repeating: "頁", count: 120)  // 360 bytes: no file name holds it
+        _ = try h.capture(["into a long page"], extra: ["--page", long, "--quiet"])
+        #expect(try h.outld(["--once"]).status == 0)
+        let files = listDir(Path.join(h.workspace, "pages"))
+        #expect(files.count == 1 && files[0].utf8.count <= 255, "\(files)")
+        #expect(page(h, files[0]).contains("- into a long page\n"))
+        // A control character, or a name over 1 KiB: refused with 65, nothing saved.
+        for bad in ["a\u{1B}[2Jb", String(repeating: "x", count: 1025)] {
+            let r = try h.capture(["never saved"], extra: ["--page", bad])
+            #expect(r.status == 65 && r.stderr.hasPrefix("outl-capture: --page: "), "\(r.stderr)")
+        }
+        #expect(h.pending().isEmpty)
+    }
+}
