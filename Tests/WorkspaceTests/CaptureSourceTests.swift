@@ -38,3 +38,18 @@ import TestSupport
         #expect(after.contains("- second\n"))
     }
 }
+
+/// The spans where backslashes are code to both readers are the overlaps of CommonMark's and
+/// mldoc's spans, found by one merge: the same as every pair compared, on random lines of backticks.
+@Test func code_to_both_readers_is_every_overlap_of_their_spans() {
+    var r = Rng(s: 16)
+    for _ in 0..<2000 {
+        let line = Array((0..<(1 + r.below(24))).map { _ in ["`", "`", "a", "\\", " "][r.below(5)] }.joined().utf8)[...]
+        let cm = CaptureSource.cmCodeSpans(line), ml = CaptureSource.mldocCodeSpans(line)
+        var pairwise: [Range<Int>] = []
+        for a in cm { for b in ml where a.overlaps(b) { pairwise.append(max(a.lowerBound, b.lowerBound)..<min(a.upperBound, b.upperBound)) } }
+        #expect(CaptureSource.codeSpans(line) == pairwise, "\(String(decoding: line, as: UTF8.self))")
+        var cursor = CaptureSource.SpanCursor(pairwise)
+        for i in line.indices { #expect(cursor.contains(i) == pairwise.contains { $0.contains(i) }) }
+    }
+}

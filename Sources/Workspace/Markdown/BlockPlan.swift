@@ -105,10 +105,10 @@ extension Escapes {
     static func needsEscape(_ l: Line) -> Bool {
         if sites(l, first: false).contains(where: { escapes($0, escapeOpener: false) }) { return true }
         guard l.contains(BS) else { return false }
-        let code = CaptureSource.codeSpans(l)
+        var code = CaptureSource.SpanCursor(CaptureSource.codeSpans(l))
         var i = l.startIndex
         while i < l.endIndex {
-            guard l[i] == BS, !code.contains(where: { $0.contains(i) }) else { i += 1; continue }
+            guard l[i] == BS, !code.contains(i) else { i += 1; continue }
             let e = runEnd(l, from: i)
             if CaptureSource.doubles(l, run: e - i, before: e) { return true }
             i = e

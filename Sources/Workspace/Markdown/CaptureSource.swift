@@ -46,7 +46,7 @@ enum CaptureSource {
         for (n, l) in lines.enumerated() {
             if n > 0 { out.append(LF) }
             if whole[n] { out.append(contentsOf: l); continue }
-            let code = codeSpans(l) + mathSpans(l)
+            var code = SpanCursor(codeSpans(l)), math = SpanCursor(mathSpans(l))
             let a = Escapes.afterIndent(l)
             var i = l.startIndex
             // `#+END_NAME` never closes a block (render then escapes its opener and this line).
@@ -54,7 +54,7 @@ enum CaptureSource {
                 out.append(contentsOf: l[i..<(a + 6)]); out.append(contentsOf: TaskMarkers.joiner); i = a + 6
             }
             while i < l.endIndex {
-                if code.contains(where: { $0.contains(i) }) { out.append(l[i]); i += 1; continue }
+                if code.contains(i) || math.contains(i) { out.append(l[i]); i += 1; continue }
                 switch l[i] {
                 case BS:
                     var e = i
@@ -98,8 +98,7 @@ enum CaptureSource {
     /// `YYYY-MM-DD` at `i` (mldoc `timestamp`'s date).
     static func isoDate(_ l: Line, at i: Int) -> Bool {
         guard i + 10 <= l.endIndex else { return false }
-        let d = Array(l[i..<(i + 10)])
-        return d[4] == DASH && d[7] == DASH && [0, 1, 2, 3, 5, 6, 8, 9].allSatisfy { Escapes.isDigit(d[$0]) }
+        return l[i + 4] == DASH && l[i + 7] == DASH && [0, 1, 2, 3, 5, 6, 8, 9].allSatisfy { Escapes.isDigit(l[i + $0]) }
     }
 
     /// Whether a run of `run` backslashes ending before `before` is written doubled: when a reader
@@ -126,10 +125,29 @@ enum CaptureSource {
     /// empty, two to the next two). Where only one reader sees code, a backslash there is doubled.
     static func codeSpans(_ l: Line) -> [Range<Int>] {
         guard l.contains(TICK) else { return [] }
+        // Both lists are sorted and disjoint: one merge, linear in the spans (a line of 64 KiB can
+        // hold 20,000 of each).
         let cm = cmCodeSpans(l), ml = mldocCodeSpans(l)
         var out: [Range<Int>] = []
-        for a in cm { for b in ml where a.overlaps(b) { out.append(max(a.lowerBound, b.lowerBound)..<min(a.upperBound, b.upperBound)) } }
+        var x = 0, y = 0
+        while x < cm.count, y < ml.count {
+            let a = cm[x], b = ml[y]
+            if a.overlaps(b) { out.append(max(a.lowerBound, b.lowerBound)..<min(a.upperBound, b.upperBound)) }
+            if a.upperBound <= b.upperBound { x += 1 } else { y += 1 }
+        }
         return out
+    }
+
+    /// Whether offsets, asked in increasing order, fall in sorted disjoint ranges: constant time a
+    /// question, where `contains(where:)` over the ranges would be quadratic on a line of spans.
+    struct SpanCursor {
+        let spans: [Range<Int>]
+        var k = 0
+        init(_ spans: [Range<Int>]) { self.spans = spans }
+        mutating func contains(_ i: Int) -> Bool {
+            while k < spans.count, spans[k].upperBound <= i { k += 1 }
+            return k < spans.count && spans[k].contains(i)
+        }
     }
 
     static func cmCodeSpans(_ l: Line) -> [Range<Int>] {
