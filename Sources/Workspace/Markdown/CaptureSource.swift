@@ -27,7 +27,13 @@ enum CaptureSource {
     ///   its bracket, so both show it as text.
     static func shownAsTyped(_ text: String) -> String {
         let b = text.utf8
-        guard b.contains(BS) || b.contains(AMP) || b.contains(LT) || b.contains(LBRACK) || b.contains(HASH) else { return text }
+        // Nothing to do (most captures): no backslash, `&`, `<`, `[`, and no `#+` (a `#tag` is none).
+        var work = false, afterHash = false
+        for c in b {
+            if c == BS || c == AMP || c == LT || c == LBRACK || (afterHash && c == PLUS) { work = true; break }
+            afterHash = c == HASH
+        }
+        guard work else { return text }
         var out: [UInt8] = []
         let bytes = Array(b)
         let lines = bytes.split(separator: LF, omittingEmptySubsequences: false)

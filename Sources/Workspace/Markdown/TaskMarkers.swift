@@ -10,6 +10,9 @@ enum TaskMarkers {
     /// Every other marker of mldoc's heading parser (`lib/syntax/heading0.ml` `marker`).
     static let others: [[UInt8]] = ["DOING", "WAITING", "WAIT", "DONE", "CANCELED", "CANCELLED", "STARTED",
                                      "IN-PROGRESS", "NOW"].map { Array($0.utf8) }
+    static let all = kept + others
+    /// The first byte of every marker, and a priority's `[`.
+    static let firstBytes = Set((all.map { $0[0] }) + [0x5B])
     /// U+2060 WORD JOINER: not a blank to mldoc (so no marker or priority starts after it), shown as
     /// nothing by both readers and by Obsidian's source view (CodeMirror marks U+200B, not U+2060).
     static let joiner: [UInt8] = [0xE2, 0x81, 0xA0]
@@ -17,6 +20,8 @@ enum TaskMarkers {
     /// The text a capture's block holds: `text` with a joiner where mldoc would read a marker or a
     /// priority the rule above does not keep.
     static func capturedText(_ text: String) -> String {
+        // Nearly every capture starts with no marker's or priority's first letter: no copy then.
+        guard let f = text.utf8.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x23 }), firstBytes.contains(f) else { return text }
         let t = Array(text.utf8)
         guard let at = site(t) else { return text }
         return String(decoding: t[..<at] + joiner + t[at...], as: UTF8.self)
@@ -32,7 +37,7 @@ enum TaskMarkers {
         var h = i
         while h < t.count, t[h] == 0x23 { h += 1 }
         if h > i, h == t.count || t[h] == 0x20 || t[h] == 0x09 { i = h; blanks() }
-        if let m = (kept + others).first(where: { startsWord($0, t, i) }) {
+        if let m = all.first(where: { startsWord($0, t, i) }) {
             return others.contains(m) ? i : nil
         }
         // `[#` + one byte + `]` (heading0.ml `priority`: `string "[#" *> any_char <* char ']'`).
