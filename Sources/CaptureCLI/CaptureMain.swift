@@ -66,7 +66,13 @@ enum Writer {
         }
         let text = try checked(input.text)
         let source = try checkedSource(o.source ?? input.source ?? plan.defaultSource)
-        let page = try checkedPage(o.page ?? input.page ?? plan.defaultPage)
+        // The page, each origin named in its own error: the flag, the link, outld.conf (exit 78).
+        // The first one given wins, even when it names the journal (`--page ""` over outld.conf).
+        let page: String?
+        if let p = o.page { page = try checkedPage(p, from: "--page") }
+        else if let p = input.page { page = try checkedPage(p, from: "--uri: page") }
+        else if let p = plan.defaultPage { page = try checkedPage(p, from: "outld.conf: page", status: ExitStatus.config) }
+        else { page = nil }
         let stamp = plan.at ?? localNow(environment: environment)
         let (id, file) = try save(text: text, source: source, page: page, stamp: stamp, inbox: plan.inbox, workspace: plan.workspace)
         // Durable: now, and only now, say so.
@@ -101,7 +107,7 @@ enum Writer {
 
         static func make(_ o: Options, environment: @escaping (String) -> String?) throws -> Plan {
             if let s = o.source { _ = try checkedSource(s) }
-            if let p = o.page { _ = try checkedPage(p) }
+            if let p = o.page { _ = try checkedPage(p, from: "--page") }
             var at: Timestamp? = nil
             if let raw = o.at {
                 if Timestamp(rfc3339: raw) == nil, let w = TimeZoneCheck.warning(environment: environment) {
@@ -161,13 +167,13 @@ enum Writer {
         }
     }
 
-    /// The page a capture names, as the format stores it (nil: the journal), or exit 65.
-    static func checkedPage(_ p: String?) throws -> String? {
-        guard let p else { return nil }
+    /// The page a capture names, as the format stores it (nil: the journal), or `status` with the
+    /// setting it came from.
+    static func checkedPage(_ p: String, from origin: String, status: Int32 = ExitStatus.dataError) throws -> String? {
         do {
             return try CaptureFile.checkedPage(p)
         } catch {
-            throw Failure(ExitStatus.dataError, "--page: \(error); nothing saved")
+            throw Failure(status, "\(origin): \(error); nothing saved")
         }
     }
 

@@ -63,6 +63,11 @@ import TestSupport
         #expect(page(h, "Links.md").contains("- from a link\n"))
         #expect(page(h, "Flagged.md").contains("- from the flag\n"))
         #expect(!page(h, "Inbox.md").contains("flag") && !page(h, "Inbox.md").contains("journal"))
+        // A page outld.conf names that no file may have is the configuration's fault: 78, named.
+        try writeText(Path.join(h.home, ".config/outl/outld.conf"), "page = " + String(repeating: "x", count: 1025) + "\n")
+        let r = try h.capture(["never saved"])
+        #expect(r.status == 78 && r.stderr.hasPrefix("outl-capture: outld.conf: page: page name over 1 KiB"), "\(r.stderr)")
+        #expect(h.pending().isEmpty)
     }
 
     @Test func a_page_name_too_long_for_a_file_gets_a_shortened_one_and_bad_names_are_refused() throws {
