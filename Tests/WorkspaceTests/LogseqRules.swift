@@ -162,13 +162,15 @@ enum LogseqRules {
     /// Not mldoc's but outl's task-marker rule (outl-inbox(5)), written apart from TaskMarkers as the
     /// oracle: a capture is a task when its first word (after blanks and a heading's `#`s) is TODO or LATER
     /// followed by a space.
+    /// On bytes, as mldoc reads: "TODO " then a combining mark is still a marker and a space to it,
+    /// though Swift's characters join the space and the mark.
     static func meantAsTask(_ typed: String) -> Bool {
-        var t = Substring(typed).drop { $0 == " " || $0 == "\t" }
-        if t.first == "#" {
-            let rest = t.drop { $0 == "#" }
-            if rest.first == " " || rest.first == "\t" { t = rest.drop { $0 == " " || $0 == "\t" } }
+        var t = Array(typed.utf8)[...].drop { isBlank($0) }
+        if t.first == 35 {
+            let rest = t.drop { $0 == 35 }
+            if let f = rest.first, isBlank(f) { t = rest.drop { isBlank($0) } }
         }
-        return t.hasPrefix("TODO ") || t.hasPrefix("LATER ")
+        return hasPrefix(t, "TODO ") || hasPrefix(t, "LATER ")
     }
 
     static let markers = ["TODO", "DOING", "WAITING", "WAIT", "DONE", "CANCELED", "CANCELLED", "STARTED",
