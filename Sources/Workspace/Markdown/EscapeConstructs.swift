@@ -36,9 +36,11 @@ extension Escapes {
     }
 
     /// `:NAME:` then only blanks (a drawer line; mldoc wants it alone on its line, one more escape
-    /// costs nothing).
+    /// costs nothing), NAME not only backslashes: `::` escaped as a property (`:\:`) must not become
+    /// a drawer line on its escaped form. Such a NAME opens no drawer that could close either: every
+    /// `:END:` of a text is escaped.
     static func isDrawerLine(_ r: Line) -> Bool {
-        guard let end = drawerEnd(r) else { return false }
+        guard let end = drawerEnd(r), r[(r.startIndex + 1)..<(end - 1)].contains(where: { $0 != BS }) else { return false }
         return r[end...].allSatisfy(isBlank)
     }
 
