@@ -72,8 +72,9 @@ install: release
 	  sed 's|@bindir@|$(BINDIR)|g' systemd/$$u.in > $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/$$u; \
 	  chmod 644 $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/$$u; done
 	install -Dm644 systemd/outld.catalog $(DESTDIR)$(CATALOGDIR)/outld.catalog
-	sed 's|@bindir@|$(BINDIR)|g' share/outl-capture.desktop.in > $(DESTDIR)$(DATADIR)/applications/outl-capture.desktop
-	chmod 644 $(DESTDIR)$(DATADIR)/applications/outl-capture.desktop
+	@set -e; for d in outl-capture outl-capture-attach; do \
+	  sed 's|@bindir@|$(BINDIR)|g' share/$$d.desktop.in > $(DESTDIR)$(DATADIR)/applications/$$d.desktop; \
+	  chmod 644 $(DESTDIR)$(DATADIR)/applications/$$d.desktop; done
 	@set -e; for p in $(PROGRAMS); do \
 	  install -Dm644 share/completions/bash/$$p $(DESTDIR)$(DATADIR)/bash-completion/completions/$$p; \
 	  install -Dm644 share/completions/zsh/_$$p $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_$$p; \
@@ -107,12 +108,14 @@ uninstall:
 	@for m in $(MAN1); do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
 	@for m in $(MAN5); do rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename $$m); done
 	@for u in $(UNITS); do rm -f $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/$$u; done
-	rm -f $(DESTDIR)$(CATALOGDIR)/outld.catalog $(DESTDIR)$(DATADIR)/applications/outl-capture.desktop
+	rm -f $(DESTDIR)$(CATALOGDIR)/outld.catalog $(DESTDIR)$(DATADIR)/applications/outl-capture.desktop \
+	  $(DESTDIR)$(DATADIR)/applications/outl-capture-attach.desktop
 	@for p in $(PROGRAMS); do rm -f $(DESTDIR)$(DATADIR)/bash-completion/completions/$$p \
 	  $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_$$p $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/$$p.fish; done
 
 # Debian packages the build and the tests need; installs only what is missing.
 DEB_PACKAGES = libsystemd-dev liburing-dev pkg-config mandoc systemd syncthing cmark cmark-gfm xvfb xclip xsel libnotify-bin hyperfine time \
+	imagemagick maim \
 	bash-completion zsh fish lintian binutils dpkg-dev
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

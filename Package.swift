@@ -8,7 +8,7 @@
 //   Workspace     (op log, HLC, pages, Markdown projection, reconciler) -> outl (inspection CLI)
 //   Drain         (drain_capture_inbox: the only path from an inbox to the workspace)
 //   Daemon        (event loop, signals, systemd, journal) -> outld
-//   C shims       (CInotifyShim, CURingShim) and system libraries (CLibsystemd, CLiburing)
+//   C shims       (CInotifyShim, CURingShim, CCRC32C, CSHA256) and system libraries (CLibsystemd, CLiburing)
 import PackageDescription
 
 let package = Package(
@@ -22,7 +22,7 @@ let package = Package(
         // The format and the seam: no Foundation, so the writer stays tiny.
         .target(name: "SystemCalls"),
         .target(name: "JSONText"),
-        .target(name: "CaptureFormat", dependencies: ["SystemCalls", "JSONText"]),
+        .target(name: "CaptureFormat", dependencies: ["SystemCalls", "JSONText", "CSHA256"]),
         .target(name: "OutlConfig", dependencies: ["SystemCalls"]),
         .target(name: "CaptureInbox", dependencies: ["CaptureFormat", "SystemCalls"]),
         .target(name: "CaptureCLI", dependencies: ["CaptureInbox", "CaptureFormat", "OutlConfig", "SystemCalls"]),
@@ -43,6 +43,8 @@ let package = Package(
         .systemLibrary(name: "CLibsystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CLiburing", pkgConfig: "liburing", providers: [.apt(["liburing-dev"])]),
         .target(name: "CInotifyShim"),
+        // SHA-256 of attachments; optimized even in debug builds, where tests hash 256 MiB.
+        .target(name: "CSHA256", cSettings: [.unsafeFlags(["-O2"])]),
         .target(name: "CCRC32C"),  // SSE4.2 crc32 for the op log, with a portable fallback in Workspace
         .target(name: "CURingShim", dependencies: ["CLiburing"]),
         .target(name: "BatchIO", dependencies: ["CURingShim", "SystemCalls"]),

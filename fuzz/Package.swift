@@ -11,7 +11,8 @@ let package = Package(
     targets: [
         .target(name: "SystemCalls"),
         .target(name: "JSONText"),
-        .target(name: "CaptureFormat", dependencies: ["SystemCalls", "JSONText"]),
+        .target(name: "CSHA256", cSettings: [.unsafeFlags(["-O2"])]),
+        .target(name: "CaptureFormat", dependencies: ["SystemCalls", "JSONText", "CSHA256"]),
         .target(name: "CCRC32C"),
         // -enable-testing: fuzz-oplog reaches the op-log reader's internals (@testable import).
         .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C", "JSONText"],

@@ -25,6 +25,14 @@ public struct Options: Equatable {
     public var prompt = false
     public var uri: String?
     public var selection: SelectionKind?
+    /// --attach FILE, in order (`-`: standard input, named by --name).
+    public var attachments: [String] = []
+    /// --name: the name of the attachment read from standard input.
+    public var attachmentName: String?
+    /// --screenshot: a screenshot is the last attachment.
+    public var screenshot = false
+    /// Any attachment at all: the text may then be left out.
+    public var attaches: Bool { !attachments.isEmpty || screenshot }
     public var list = false
     /// The receipt, or the --list listing, as one JSON document on stdout.
     public var json = false
@@ -38,7 +46,7 @@ public struct UsageError: Error, Equatable, CustomStringConvertible {
 }
 
 public enum Arguments {
-    static let valued: Set<String> = ["--source", "--page", "--at", "--workspace", "--inbox", "--uri"]
+    static let valued: Set<String> = ["--source", "--page", "--at", "--workspace", "--inbox", "--uri", "--attach", "--name"]
 
     public static func parse(_ args: [String]) throws -> Options {
         var o = Options()
@@ -72,6 +80,10 @@ public enum Arguments {
                 case "--at": o.at = v
                 case "--workspace": o.workspace = v
                 case "--inbox": o.inboxes.append(v)
+                case "--attach":
+                    guard !v.isEmpty else { throw UsageError("--attach needs a file (or - for standard input)") }
+                    o.attachments.append(v)
+                case "--name": o.attachmentName = v
                 default: o.uri = v
                 }
                 continue
@@ -83,6 +95,7 @@ public enum Arguments {
             case "--future": o.future = true
             case "--prompt": o.prompt = true
             case "--list": o.list = true
+            case "--screenshot": o.screenshot = true
             case "--json": o.json = true
             case "--selection", "--clipboard":
                 let kind = SelectionKind(rawValue: name)!
@@ -102,9 +115,15 @@ public enum Arguments {
             throw UsageError("give only one of TEXT, -, --prompt, --uri, --list, --selection, --clipboard"
                              + " (--prompt may add --selection or --clipboard)")
         }
-        if o.list && (o.at != nil || o.source != nil || o.page != nil) {
-            throw UsageError("--list takes no --at, --source or --page")
+        if o.list && (o.at != nil || o.source != nil || o.page != nil || o.attaches) {
+            throw UsageError("--list takes no --at, --source, --page, --attach or --screenshot")
         }
+        let fromStdin = o.attachments.filter { $0 == "-" }.count
+        if fromStdin > 1 { throw UsageError("--attach - may be given once (standard input is read once)") }
+        if fromStdin == 1 && o.readStdin { throw UsageError("standard input is either the text (-) or an attachment (--attach -), not both") }
+        if fromStdin == 1 && o.attachmentName == nil { throw UsageError("--attach - needs --name NAME (the attachment's file name)") }
+        if fromStdin == 0 && o.attachmentName != nil { throw UsageError("--name names the attachment read with --attach -") }
+        if o.attachments.count + (o.screenshot ? 1 : 0) > 64 { throw UsageError("at most 64 attachments") }
         return o
     }
 
@@ -124,9 +143,10 @@ public enum Arguments {
            outl-capture --prompt [--selection | --clipboard] [options]
            outl-capture --selection | --clipboard [options]
            outl-capture --uri 'outl://capture?text=…&url=…&title=…&source=…&page=…' [options]
+           outl-capture --attach FILE [--attach FILE]... [--screenshot] [options] [TEXT...]
            outl-capture --list [--json] [--workspace DIR] [--inbox DIR]...
     options: --page NAME  --source NAME  --at TIME  --future  --workspace DIR  --inbox DIR  --quiet
-             --notify  --json  --help  --version
+             --notify  --json  --help  --version  --attach FILE  --name NAME  --screenshot
     TIME is RFC 3339 with an offset, a local YYYY-MM-DD[ HH:MM[:SS]] (a date alone: that day at
     this time of day), today or yesterday; more than a year ahead needs --future.
     Saves one line into the outl capture inbox; outld moves it into the journal of its day, or to
@@ -136,6 +156,10 @@ public enum Arguments {
     TEXT is the words joined by spaces; - alone (or a pipe) reads standard input; after --, words
     that start with - are text. --selection reads the primary selection, --clipboard the clipboard
     (wl-paste, xclip or xsel); with --prompt it is the dialog's initial text.
+    --attach FILE carries a file (--attach - with --name NAME: standard input) and --screenshot a
+    screenshot (OUTL_SCREENSHOT, else grim, maim, scrot or import), each at most 256 MiB (else
+    `attachment-limit =` in outld.conf); the text, then optional, is their caption. outld copies
+    them into assets/ and links them from the block.
     The workspace is --workspace, else $OUTL_WORKSPACE, else `workspace =` in
     ~/.config/outl/outld.conf, else ~/outl. See outl-capture(1).
 

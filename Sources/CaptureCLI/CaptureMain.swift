@@ -60,11 +60,21 @@ enum Writer {
             return try ListCommand.run(config, home: environment("HOME"), json: o.json)
         }
         let plan = try Plan.make(o, environment: environment)
+        // Attachments before the text (AttachmentSources): the inbox is opened for them now.
+        let inbox = o.attaches ? try openInbox(plan) : nil
+        defer { inbox?.close() }
+        var staged: [StagedAttachment] = []
+        if let inbox {
+            staged = try AttachmentSources.stage(o, limit: plan.attachmentLimit, stamp: { localNow(environment: environment).rfc3339 },
+                                                 inbox: inbox, at: plan.inbox, environment: environment)
+        }
+        var saved = false
+        defer { if !saved, let inbox { AttachmentDelivery.discard(staged, inbox: inbox, at: plan.inbox) } }
         guard let input = try readInput(o, environment: environment) else {
             if !o.quiet { Out.say("cancelled; nothing saved") }
             return ExitStatus.ok
         }
-        let text = try checked(input.text)
+        let text = try checked(input.text, captionOnly: !staged.isEmpty)
         let source = try checkedSource(o.source ?? input.source ?? plan.defaultSource)
         // The page, each origin named in its own error: the flag, the link, outld.conf (exit 78).
         // The first one given wins, even when it names the journal (`--page ""` over outld.conf).
@@ -74,7 +84,8 @@ enum Writer {
         else if let p = plan.defaultPage { page = try checkedPage(p, from: "outld.conf: page", status: ExitStatus.config) }
         else { page = nil }
         let stamp = plan.at ?? localNow(environment: environment)
-        let (id, file) = try save(text: text, source: source, page: page, stamp: stamp, inbox: plan.inbox, workspace: plan.workspace)
+        let (id, file, attachments) = try save(text: text, source: source, page: page, stamp: stamp, plan: plan, open: inbox, staged: staged)
+        saved = true
         // Durable: now, and only now, say so.
         if o.json {
             // The day it lands on: the date of its time in that time's own offset (the format's rule).
@@ -83,15 +94,23 @@ enum Writer {
                 ("id", .string(id.string)), ("day", .string(day)), ("page", page.map(JSONValue.string) ?? .null),
                 ("file", .string(file)),
                 ("captured_at", .string(stamp.rfc3339)), ("source", .string(source)),
+                ("attachments", .array(attachments.map { a in
+                    .object([("file", .string(Path.join(plan.inbox, a.file))), ("name", .string(a.name)),
+                             ("size", JSONValue.int(a.size)), ("sha256", .string(a.sha256))])
+                })),
             ]).encoded(), as: UTF8.self))
         } else {
             Out.stdout(id.string + "\n")
         }
         if !o.quiet {
             let target = page.map { "\"\($0)\"" } ?? receiptDay(stamp)
-            Out.stderr("Saved for \(target); \(whatHappensNext(plan.workspace, page: page))\n")
+            let carried = attachments.isEmpty ? "" : attachments.count == 1 ? " with 1 attachment" : " with \(attachments.count) attachments"
+            Out.stderr("Saved for \(target)\(carried); \(whatHappensNext(plan.workspace, page: page))\n")
         }
-        if o.notify { Notify.saved(preview: CaptureFile.oneLine(text, max: 60), environment: environment) }
+        if o.notify {
+            let preview = text.isEmpty ? attachments.map(\.name).joined(separator: ", ") : text
+            Notify.saved(preview: CaptureFile.oneLine(preview, max: 60), environment: environment)
+        }
         return ExitStatus.ok
     }
 
@@ -104,6 +123,8 @@ enum Writer {
         var defaultSource: String
         /// `page =` of outld.conf.
         var defaultPage: String?
+        /// The largest attachment delivered: `attachment-limit =` of outld.conf, else the default.
+        var attachmentLimit = CaptureFile.defaultAttachmentLimit
 
         static func make(_ o: Options, environment: @escaping (String) -> String?) throws -> Plan {
             if let s = o.source { _ = try checkedSource(s) }
@@ -120,7 +141,8 @@ enum Writer {
             }
             if let ws = target.workspace, let origin = target.origin { try requireDirectory(ws, origin: origin) }
             let source = o.prompt ? "hotkey" : o.uri != nil ? "share" : o.selection.map { $0 == .primary ? "selection" : "clipboard" } ?? "cli"
-            return Plan(inbox: target.inbox, workspace: target.workspace, at: at, defaultSource: source, defaultPage: target.page)
+            return Plan(inbox: target.inbox, workspace: target.workspace, at: at, defaultSource: source, defaultPage: target.page,
+                        attachmentLimit: target.attachmentLimit ?? CaptureFile.defaultAttachmentLimit)
         }
     }
 
@@ -150,14 +172,19 @@ enum Writer {
         }
         if let selected { return (selected, nil, nil) }
         if !o.words.isEmpty { return (o.words.joined(separator: " "), nil, nil) }
+        // With attachments the caption is optional, and standard input is read only when `-` says so.
+        if o.attaches && !o.readStdin { return ("", nil, nil) }
         if o.readStdin || isatty(0) == 0 { return (try StdinText.read(), nil, nil) }
         throw Failure(ExitStatus.usage, "nothing to capture: give TEXT, - (standard input), --prompt, --selection or --uri")
     }
 
-    /// The capture's text by the format's one rule (CaptureFile.checkedText), CR LF read as LF.
-    static func checked(_ raw: String) throws -> String {
+    /// The capture's text by the format's one rule (CaptureFile.checkedText), CR LF read as LF;
+    /// with attachments (`captionOnly`) an empty text is no caption.
+    static func checked(_ raw: String, captionOnly: Bool = false) throws -> String {
         do {
             return try CaptureFile.checkedText(raw)
+        } catch CaptureFormatError.textEmpty where captionOnly {
+            return ""
         } catch CaptureFormatError.textEmpty {
             throw Failure(ExitStatus.usage, "empty text (nothing visible in it); nothing saved")
         } catch CaptureFormatError.textTooLong(let n) {
@@ -208,27 +235,39 @@ enum Writer {
         }
     }
 
-    /// The Maildir delivery; returns the capture id and its file once the file is durable.
-    static func save(text: String, source: String, page: String?, stamp: Timestamp, inbox: String, workspace: String?) throws -> (ULID, String) {
-        var gen = ULIDGenerator()
-        let id = gen.next(nowMs: UInt64(stamp.epochMilliseconds))
-        let bytes = CaptureFile.encode(Capture(text: text, capturedAt: stamp.rfc3339, source: source, page: page))
-        let dir: FileDescriptor
+    /// The inbox, made if missing and opened for delivery, or the Failure that says why not.
+    static func openInbox(_ plan: Plan) throws -> FileDescriptor {
         do {
-            dir = try Inbox.openForDelivery(inbox, workspace: workspace)
+            return try Inbox.openForDelivery(plan.inbox, workspace: plan.workspace)
         } catch let e as UnsafeComponent {
             throw Failure(ExitStatus.cantCreate, "refused: \(e); nothing saved")
         } catch {
-            throw Failure(ExitStatus.of(error, otherwise: ExitStatus.cantCreate), "cannot create inbox \(inbox): \(error); nothing saved")
+            throw Failure(ExitStatus.of(error, otherwise: ExitStatus.cantCreate), "cannot create inbox \(plan.inbox): \(error); nothing saved")
         }
-        let file = try dir.closeAfter {
-            do {
-                return try Inbox.deliver(bytes, id: id, to: dir, at: inbox)
-            } catch {
-                throw Failure(ExitStatus.of(error, otherwise: ExitStatus.ioError), "cannot save to \(inbox): \(error); nothing saved")
-            }
+    }
+
+    /// The Maildir delivery: the staged attachments published under their final names (inbox
+    /// fsync'd), then the capture file naming them. Returns the capture id, its file and its
+    /// attachments once all of it is durable; on failure the published attachments are taken back.
+    static func save(text: String, source: String, page: String?, stamp: Timestamp, plan: Plan,
+                     open: FileDescriptor?, staged: [StagedAttachment]) throws -> (ULID, String, [Attachment]) {
+        var gen = ULIDGenerator()
+        let id = gen.next(nowMs: UInt64(stamp.epochMilliseconds))
+        let dir = try open ?? openInbox(plan)
+        defer { if open == nil { dir.close() } }
+        let attachments: [Attachment]
+        do {
+            attachments = try AttachmentDelivery.publish(staged, id: id, inbox: dir, at: plan.inbox)
+        } catch {
+            throw Failure(ExitStatus.of(error, otherwise: ExitStatus.ioError), "cannot save attachments to \(plan.inbox): \(error); nothing saved")
         }
-        return (id, file)
+        let bytes = CaptureFile.encode(Capture(text: text, capturedAt: stamp.rfc3339, source: source, page: page, attachments: attachments))
+        do {
+            return (id, try Inbox.deliver(bytes, id: id, to: dir, at: plan.inbox), attachments)
+        } catch {
+            AttachmentDelivery.discard([], published: attachments, inbox: dir, at: plan.inbox)
+            throw Failure(ExitStatus.of(error, otherwise: ExitStatus.ioError), "cannot save to \(plan.inbox): \(error); nothing saved")
+        }
     }
 
     /// The receipt's second half: whether an outld serves the workspace, read from /proc/locks

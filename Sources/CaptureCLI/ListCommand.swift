@@ -10,7 +10,7 @@ import SystemCalls
 
 enum ListCommand {
     /// One line per capture: `ID  TIME  SOURCE  TEXT`, with the inbox after SOURCE when several
-    /// inboxes are listed. "nothing waiting" on stderr when there is nothing; then, on stderr, how
+    /// inboxes are listed, the page in brackets and `(+N attachments)` when it has them. "nothing waiting" on stderr when there is nothing; then, on stderr, how
     /// many each inbox has set aside in rejected/ and the newest reason.
     static func run(_ config: OutlConfig, home: String?, json: Bool = false) throws -> Int32 {
         var rows: [(name: String, dir: String, fd: FileDescriptor)] = []
@@ -56,7 +56,9 @@ enum ListCommand {
             case .success(let c)?:
                 let at = c.capturedAt?.rfc3339 ?? c.capturedAtRaw ?? "-"
                 let page = c.page.map { "  [\(visible(CaptureFile.oneLine($0, max: 40)))]" } ?? ""
-                out += "\(id)  \(visible(at))  \(visible(c.source))\(inbox)\(page)  \(visible(CaptureFile.oneLine(c.text, max: 60)))\n"
+                let n = c.attachments.count
+                let files = n == 0 ? "" : "  (+\(n) attachment\(n == 1 ? "" : "s"))"
+                out += "\(id)  \(visible(at))  \(visible(c.source))\(inbox)\(page)\(files)  \(visible(CaptureFile.oneLine(c.text, max: 60)))\n"
             case .failure(let error)?:
                 out += "\(id)  -  -\(inbox)  (will be rejected: \(visible("\(error)")))\n"
             }
@@ -67,7 +69,8 @@ enum ListCommand {
     }
 
     /// The listing as one JSON document: {"waiting": [...], "set_aside": [...]}, oldest first, each
-    /// capture with its id, file, inbox, time, source, page (null: the journal) and whole text, or the reason the drain will
+    /// capture with its id, file, inbox, time, source, page (null: the journal), whole text and
+    /// attachments ({file, name, size, sha256}), or the reason the drain will
     /// set it aside (`problem`); strings as the files held them (JSON escapes every control).
     static func listJSON(_ rows: [(name: String, dir: String, fd: FileDescriptor)], setAside: [JSONValue]) -> Int32 {
         var waiting: [JSONValue] = []
@@ -78,9 +81,14 @@ enum ListCommand {
             case nil: continue  // drained while we listed
             case .success(let c)?:
                 doc += [("captured_at", .nullable(c.capturedAt?.rfc3339 ?? c.capturedAtRaw)), ("source", .string(c.source)),
-                        ("page", .nullable(c.page)), ("text", .string(c.text)), ("problem", .null)]
+                        ("page", .nullable(c.page)), ("text", .string(c.text)),
+                        ("attachments", .array(c.attachments.map { a in
+                            .object([("file", .string(Path.join(r.dir, a.file))), ("name", .string(a.name)),
+                                     ("size", .int(a.size)), ("sha256", .string(a.sha256))])
+                        })), ("problem", .null)]
             case .failure(let error)?:
-                doc += [("captured_at", .null), ("source", .null), ("page", .null), ("text", .null), ("problem", .string("\(error)"))]
+                doc += [("captured_at", .null), ("source", .null), ("page", .null), ("text", .null), ("attachments", .array([])),
+                        ("problem", .string("\(error)"))]
             }
             waiting.append(.object(doc))
         }

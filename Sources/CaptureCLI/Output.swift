@@ -10,7 +10,8 @@ import SystemCalls
 public enum ExitStatus {
     public static let ok = Sysexits.ok
     public static let usage = Sysexits.usage               // bad arguments, empty text or selection
-    public static let dataError = Sysexits.dataError       // bad --at or --uri; text too long, not UTF-8, control characters
+    public static let dataError = Sysexits.dataError       // bad --at or --uri; text too long, not UTF-8, control characters; an attachment over the limit
+    public static let noInput = Sysexits.noInput           // an --attach file that does not exist or is a directory
     public static let unavailable = Sysexits.unavailable   // no dialog or clipboard program can run
     public static let software = Sysexits.software         // an internal error
     public static let cantCreate = Sysexits.cantCreate     // no workspace, or the inbox cannot be created

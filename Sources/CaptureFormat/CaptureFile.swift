@@ -3,8 +3,24 @@
 // non-empty, at most 64 KiB of UTF-8, and free of C0 controls but tab and newline (CR LF and a lone CR
 // are line breaks; text is data: a NUL or an escape sequence never reaches a page or a terminal);
 // `source` has none at all; `page`, optional, names the page the block goes to (none, empty or
-// "today": the capture's day in the journal), trimmed, at most 1 KiB, without control characters.
+// "today": the capture's day in the journal), trimmed, at most 1 KiB, without control characters;
+// `attachments`, optional, lists at most 64 files delivered to the inbox before the capture file
+// (`Attachment`), and with one or more the text may be empty (a screenshot without a caption).
 // Unknown fields are ignored; a repeated known field is refused.
+
+/// One file a capture carries: its inbox name (`CaptureName.attachmentFileName`), the name a
+/// person gave it (shown as the link's text, the origin of the asset's name), its exact size and
+/// its SHA-256, by which the drain knows the whole file has arrived.
+public struct Attachment: Equatable, Sendable {
+    public var file: String
+    public var name: String
+    public var size: Int
+    /// 64 lower-case hex digits.
+    public var sha256: String
+    public init(file: String, name: String, size: Int, sha256: String) {
+        self.file = file; self.name = name; self.size = size; self.sha256 = sha256
+    }
+}
 
 /// What a writer puts in a file.
 public struct Capture: Equatable, Sendable {
@@ -13,15 +29,18 @@ public struct Capture: Equatable, Sendable {
     public var source: String?
     /// The page the block goes to; nil for the capture's day in the journal.
     public var page: String?
+    public var attachments: [Attachment]
 
-    public init(text: String, capturedAt: String? = nil, source: String? = nil, page: String? = nil) {
+    public init(text: String, capturedAt: String? = nil, source: String? = nil, page: String? = nil,
+                attachments: [Attachment] = []) {
         self.text = text; self.capturedAt = capturedAt; self.source = source; self.page = page
+        self.attachments = attachments
     }
 }
 
 /// What a reader gets from a file that can become a block.
 public struct DecodedCapture: Sendable {
-    /// The text with leading/trailing white space trimmed (never empty).
+    /// The text with leading/trailing white space trimmed; empty only when there are attachments.
     public var text: String
     /// nil when `captured_at` is missing, not a string, or not RFC 3339 with an offset.
     public var capturedAt: Timestamp?
@@ -32,6 +51,8 @@ public struct DecodedCapture: Sendable {
     public var warnings: [String]
     /// The page the block goes to (`checkedPage`); nil for the capture's day in the journal.
     public var page: String? = nil
+    /// The files it carries, in the order the writer listed them (checked: `checkedAttachment`).
+    public var attachments: [Attachment] = []
 }
 
 /// Why a file cannot become a block; `description` is one line for a `.reason` file or a journal field.
@@ -48,6 +69,10 @@ public enum CaptureFormatError: Error, Equatable, CustomStringConvertible {
     case pageNotString(found: String)
     case pageTooLong(bytes: Int)
     case duplicateKey(String)
+    case attachmentsNotList(found: String)
+    case tooManyAttachments(Int)
+    /// The `index`-th attachment (from 1) is unusable; `why` says how.
+    case badAttachment(index: Int, why: String)
     /// A C0 control character (U+0000–U+001F) where none may be; `offset` is its UTF-8 byte.
     case controlCharacter(field: String, code: UInt8, offset: Int)
 
@@ -65,6 +90,9 @@ public enum CaptureFormatError: Error, Equatable, CustomStringConvertible {
         case .pageNotString(let k): return "page is not a string (found \(k))"
         case .pageTooLong(let n): return "page name over 1 KiB (\(n) bytes)"
         case .duplicateKey(let k): return "duplicate key \"\(k)\""
+        case .attachmentsNotList(let k): return "attachments is not a list (found \(k))"
+        case .tooManyAttachments(let n): return "\(n) attachments, over the limit of \(CaptureFile.maxAttachments)"
+        case .badAttachment(let i, let why): return "attachment \(i): \(why)"
         case .controlCharacter(let f, let c, let o):
             let hex = String(c, radix: 16, uppercase: true)
             return "\(f) has the control character U+00\(c < 16 ? "0" : "")\(hex) at byte \(o)"
@@ -77,6 +105,11 @@ public enum CaptureFile {
     public static let maxFileBytes = 1 << 20
     public static let maxTextBytes = 64 << 10
     public static let maxPageBytes = 1 << 10
+    public static let maxAttachments = 64
+    /// An attachment's display name: one file name's worth of UTF-8.
+    public static let maxAttachmentNameBytes = 255
+    /// The default size limit of one attachment (outld.conf's `attachment-limit` changes it).
+    public static let defaultAttachmentLimit = 256 << 20
 
     /// One JSON object on one line, fields in a fixed order, ending in a newline.
     public static func encode(_ c: Capture) -> [UInt8] {
@@ -95,6 +128,19 @@ public enum CaptureFile {
         if let p = c.page {
             out.append(contentsOf: Array(",\"page\":".utf8))
             JSON.appendString(p, to: &out)
+        }
+        if !c.attachments.isEmpty {
+            out.append(contentsOf: Array(",\"attachments\":[".utf8))
+            for (i, a) in c.attachments.enumerated() {
+                out.append(contentsOf: Array((i == 0 ? "{\"file\":" : ",{\"file\":").utf8))
+                JSON.appendString(a.file, to: &out)
+                out.append(contentsOf: Array(",\"name\":".utf8))
+                JSON.appendString(a.name, to: &out)
+                out.append(contentsOf: Array(",\"size\":\(a.size),\"sha256\":".utf8))
+                JSON.appendString(a.sha256, to: &out)
+                out.append(UInt8(ascii: "}"))
+            }
+            out.append(UInt8(ascii: "]"))
         }
         out.append(contentsOf: Array("}\n".utf8))
         return out
@@ -123,7 +169,7 @@ public enum CaptureFile {
         guard case .object(let members) = value else {
             throw CaptureFormatError.notAnObject(found: value.kindName)
         }
-        var text: JSONValue?, at: JSONValue?, source: JSONValue?, page: JSONValue?
+        var text: JSONValue?, at: JSONValue?, source: JSONValue?, page: JSONValue?, attachments: JSONValue?
         for m in members {
             switch m.key {
             case "text":
@@ -138,18 +184,37 @@ public enum CaptureFile {
             case "page":
                 if page != nil { throw CaptureFormatError.duplicateKey("page") }
                 page = m.value
+            case "attachments":
+                if attachments != nil { throw CaptureFormatError.duplicateKey("attachments") }
+                attachments = m.value
             default:
                 continue  // a newer writer's field: ignored on purpose
             }
         }
-        return try finish(text: text, at: at, source: source, page: page)
+        return try finish(text: text, at: at, source: source, page: page, attachments: attachments)
     }
 
     /// The checks on the known fields, shared by the flat fast path and the full parser.
-    static func finish(text: JSONValue?, at: JSONValue?, source: JSONValue?, page: JSONValue? = nil) throws -> DecodedCapture {
-        guard let t = text else { throw CaptureFormatError.textMissing }
-        guard case .string(let raw) = t else { throw CaptureFormatError.textNotString(found: t.kindName) }
-        let trimmed = try checkedText(raw)
+    static func finish(text: JSONValue?, at: JSONValue?, source: JSONValue?, page: JSONValue? = nil,
+                       attachments: JSONValue? = nil) throws -> DecodedCapture {
+        // The attachments first: with one or more, a missing or empty text is a capture without a caption.
+        var files: [Attachment] = []
+        if let list = attachments {
+            guard case .array(let items) = list else { throw CaptureFormatError.attachmentsNotList(found: list.kindName) }
+            if items.count > maxAttachments { throw CaptureFormatError.tooManyAttachments(items.count) }
+            for (i, item) in items.enumerated() { files.append(try checkedAttachment(item, index: i + 1)) }
+        }
+        let trimmed: String
+        switch text {
+        case nil where !files.isEmpty:
+            trimmed = ""
+        case nil:
+            throw CaptureFormatError.textMissing
+        case .string(let raw)?:
+            do { trimmed = try checkedText(raw) } catch CaptureFormatError.textEmpty where !files.isEmpty { trimmed = "" }
+        case let t?:
+            throw CaptureFormatError.textNotString(found: t.kindName)
+        }
 
         var warnings: [String] = []
         var src = "unknown"
@@ -175,7 +240,55 @@ public enum CaptureFile {
             target = try checkedPage(v)
         }
         return DecodedCapture(text: trimmed, capturedAt: stamp, capturedAtRaw: stampRaw,
-                              source: src, warnings: warnings, page: target)
+                              source: src, warnings: warnings, page: target, attachments: files)
+    }
+
+    /// One entry of `attachments`: an object whose `file` is a plain name (the drain holds it to
+    /// the one name `CaptureName.attachmentFileName` gives), `name` a display name (trimmed,
+    /// non-empty, at most 255 bytes, no control character, no slash), `size` a non-negative integer
+    /// and `sha256` 64 hex digits (kept in lower case). Other members are ignored.
+    static func checkedAttachment(_ v: JSONValue, index: Int) throws -> Attachment {
+        func bad(_ why: String) -> CaptureFormatError { .badAttachment(index: index, why: why) }
+        guard case .object(let members) = v else { throw bad("not an object (found \(v.kindName))") }
+        var fields: [String: JSONValue] = [:]
+        for m in members where ["file", "name", "size", "sha256"].contains(m.key) {
+            if fields[m.key] != nil { throw bad("duplicate key \"\(m.key)\"") }
+            fields[m.key] = m.value
+        }
+        func string(_ key: String) throws -> String {
+            guard let f = fields[key] else { throw bad("\(key) missing") }
+            guard case .string(let s) = f else { throw bad("\(key) is not a string (found \(f.kindName))") }
+            return s
+        }
+        let file = try string("file")
+        if file.isEmpty || file.utf8.count > 255 || file.hasPrefix(".") || file.utf8.contains(UInt8(ascii: "/"))
+            || firstControl(file, allowing: []) != nil {
+            throw bad("file is not a plain file name")
+        }
+        let name = try checkedAttachmentName(try string("name"), index: index)
+        guard let sizeValue = fields["size"] else { throw bad("size missing") }
+        guard case .number(let digits) = sizeValue, !digits.isEmpty, digits.utf8.count <= 15,
+              digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let size = Int(digits) else {
+            throw bad("size is not a whole number of bytes")
+        }
+        let hash = try string("sha256").lowercased()
+        guard hash.utf8.count == 64, hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw bad("sha256 is not 64 hex digits")
+        }
+        return Attachment(file: file, name: name, size: size, sha256: hash)
+    }
+
+    /// An attachment's display name as the writer stores it and the decoder reads it.
+    public static func checkedAttachmentName(_ raw: String, index: Int) throws -> String {
+        let name = trimWhitespace(raw)
+        func bad(_ why: String) -> CaptureFormatError { .badAttachment(index: index, why: why) }
+        if name.isEmpty { throw bad("name is empty") }
+        if name.utf8.count > maxAttachmentNameBytes { throw bad("name over \(maxAttachmentNameBytes) bytes (\(name.utf8.count))") }
+        if name.utf8.contains(UInt8(ascii: "/")) { throw bad("name has a slash (a name, not a path)") }
+        if let (c, o) = firstControl(name, allowing: []) {
+            throw bad("name has the control character U+00\(c < 16 ? "0" : "")\(String(c, radix: 16, uppercase: true)) at byte \(o)")
+        }
+        return name
     }
 
     /// The page a capture names, as the writer stores it and the decoder reads it: trimmed; nil when

@@ -1,5 +1,7 @@
-// CaptureName: which names in an inbox are captures. Only the exact final form `<ULID>.json` is;
-// everything else (temps, backups, a sync tool's files, lower case, `.json.bak`) is left alone.
+// CaptureName: which names in an inbox are captures, and which are their attachments. Only the exact
+// final form `<ULID>.json` is a capture; `<ULID>.<k>.att` (k from 1, no leading zero) is the k-th
+// attachment of that capture; everything else (temps, backups, a sync tool's files, lower case,
+// `.json.bak`) is left alone.
 
 public enum CaptureName {
     public static let suffix = ".json"
@@ -17,4 +19,24 @@ public enum CaptureName {
     public static func captureID(of name: String) -> String? { ulid(of: name)?.string }
 
     public static func fileName(for id: ULID) -> String { id.string + suffix }
+
+    public static let attachmentSuffix = ".att"
+
+    /// The inbox name of a capture's `index`-th attachment (from 1): the only name its capture file
+    /// may list there, so a capture can never name another capture's file, or one outside the inbox.
+    public static func attachmentFileName(for id: ULID, index: Int) -> String {
+        "\(id.string).\(index)\(attachmentSuffix)"
+    }
+
+    /// The capture id and index an attachment name spells, nil for any other name.
+    public static func attachment(of name: String) -> (id: ULID, index: Int)? {
+        let u = Array(name.utf8)
+        guard u.count > 26 + 1 + 4, u.count <= 26 + 1 + 4 + 4, name.hasSuffix(attachmentSuffix), u[26] == UInt8(ascii: ".") else { return nil }
+        let digits = u[27..<(u.count - 4)]
+        guard let first = digits.first, first != UInt8(ascii: "0"), digits.allSatisfy({ (0x30...0x39).contains($0) }),
+              let id = ULID(string: String(name.prefix(26))) else { return nil }
+        let index = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        guard attachmentFileName(for: id, index: index) == name else { return nil }  // the ULID's own spelling
+        return (id, index)
+    }
 }

@@ -46,6 +46,7 @@ enum FlatCapture {
                 space()
                 guard let value = string(asciiOnly: false) else { return nil }
                 let slot = known(b, key)
+                if slot == -1 { return nil }  // attachments: a list, the full parser's to read
                 if let slot {
                     if ranges[slot] != nil { return nil }  // duplicate: the full parser words the error
                     ranges[slot] = value
@@ -67,7 +68,7 @@ enum FlatCapture {
         return f
     }
 
-    /// 0 text, 1 captured_at, 2 source, 3 page, nil for any other (ASCII) key.
+    /// 0 text, 1 captured_at, 2 source, 3 page, -1 attachments, nil for any other (ASCII) key.
     private static func known(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Int? {
         func equals(_ s: StaticString) -> Bool {
             guard s.utf8CodeUnitCount == r.count else { return false }
@@ -79,6 +80,7 @@ enum FlatCapture {
         if equals("captured_at") { return 1 }
         if equals("source") { return 2 }
         if equals("page") { return 3 }
+        if equals("attachments") { return -1 }
         return nil
     }
 }

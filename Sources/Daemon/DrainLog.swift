@@ -46,7 +46,7 @@ final class DrainLog: DrainObserver {
                      fields: ["OUTL_CAPTURE_ID": c.captureID, "OUTL_BLOCK_ID": c.blockID, "OUTL_INBOX": c.inbox])
         } else {
             log.drained(captureID: c.captureID, blockID: c.blockID, day: c.day, source: c.source,
-                        latencyUsec: c.latencyUsec, inbox: c.inbox)
+                        latencyUsec: c.latencyUsec, inbox: c.inbox, attachments: c.attachments)
         }
     }
 
@@ -54,6 +54,18 @@ final class DrainLog: DrainObserver {
         rejected += 1
         // The drain considers final-form names only, so every rejected name carries its id.
         log.rejected(captureID: CaptureName.captureID(of: name) ?? name, reason: reason, inbox: inbox)
+    }
+
+    /// Captures already said to wait, with why: said again only when the reason changes.
+    private var saidWaiting: [String: String] = [:]
+
+    func waiting(inbox: String, name: String, why: String) {
+        let key = Path.join(inbox, name)
+        guard saidWaiting[key] != why else { return }
+        if saidWaiting.count > 10_000 { saidWaiting.removeAll() }  // bounded: a flood says its lines again
+        saidWaiting[key] = why
+        log.info("\(name): waits for its attachments: \(why)",
+                   fields: ["OUTL_INBOX": inbox, "OUTL_CAPTURE_ID": CaptureName.captureID(of: name) ?? name])
     }
 
     func warning(inbox: String, name: String, message: String) {

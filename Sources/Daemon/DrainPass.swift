@@ -3,6 +3,7 @@
 // benchmark are written only after the pass returned, that is after its pages were projected.
 import BatchIO
 import Drain
+import OutlConfig
 import Workspace
 
 enum DrainPass {
@@ -11,6 +12,13 @@ enum DrainPass {
     static func catchUp(_ inboxes: [String], workspace: Workspace, log: JournalLog) async {
         sweep_stale_temps(inboxes, workspace: workspace.root)
         do { try await workspace.reconcileAll() } catch { log.warning("reconcile: \(error)") }
+    }
+
+    /// The drain's options: the environment's (for tests and benchmarks), outld.conf's attachment limit.
+    static func options(_ config: OutlConfig) -> DrainOptions {
+        var o = DrainOptions.fromEnvironment()
+        if let limit = config.attachmentLimit { o.attachmentLimit = limit }
+        return o
     }
 
     /// Drains every inbox once through the workspace's write actor.

@@ -64,16 +64,17 @@ public final class JournalLog {
 
     // MARK: events
 
-    /// One capture became a block: INFO, MESSAGE_ID drained.
+    /// One capture became a block: INFO, MESSAGE_ID drained; OUTL_ATTACHMENTS when it brought files.
     public func drained(captureID: String, blockID: String, day: String, source: String,
-                        latencyUsec: UInt64, inbox: String) {
-        let message = "drained \(captureID) → \(day) (block \(blockID), source \(source), \(Self.duration(latencyUsec)))"
+                        latencyUsec: UInt64, inbox: String, attachments: Int = 0) {
+        let carried = attachments == 0 ? "" : attachments == 1 ? ", 1 attachment" : ", \(attachments) attachments"
+        let message = "drained \(captureID) → \(day) (block \(blockID), source \(source)\(carried), \(Self.duration(latencyUsec)))"
         // On stderr only the line is needed: skip building the journal fields (once per capture).
         guard usesJournal else { return writeLine(Self.line(priority: LOG_INFO, message: message)) }
-        emit(priority: LOG_INFO, id: .drained,
-             message: message,
-             fields: [("OUTL_CAPTURE_ID", captureID), ("OUTL_BLOCK_ID", blockID), ("OUTL_JOURNAL_DAY", day),
-                      ("OUTL_SOURCE", source), ("OUTL_LATENCY_USEC", String(latencyUsec)), ("OUTL_INBOX", inbox)])
+        var fields = [("OUTL_CAPTURE_ID", captureID), ("OUTL_BLOCK_ID", blockID), ("OUTL_JOURNAL_DAY", day),
+                      ("OUTL_SOURCE", source), ("OUTL_LATENCY_USEC", String(latencyUsec)), ("OUTL_INBOX", inbox)]
+        if attachments > 0 { fields.append(("OUTL_ATTACHMENTS", String(attachments))) }
+        emit(priority: LOG_INFO, id: .drained, message: message, fields: fields)
     }
 
     /// One capture file was set aside in rejected/: WARNING, MESSAGE_ID rejected.

@@ -65,19 +65,22 @@ public enum OnceMode {
         }
         await DrainPass.catchUp(config.drainedInboxes, workspace: workspace, log: log)
         let report = await DrainPass.run(config.drainedInboxes, workspace: workspace, io: io, observer: observer,
-                                         log: log, options: .fromEnvironment())
+                                         log: log, options: DrainPass.options(config))
         let failing = await workspace.failingPages
         await workspace.close()
         for line in report.refusedInboxes { log.error(line) }
         var line = "drained \(report.drained), rejected \(report.rejected)"
         if report.duplicates > 0 { line += ", \(report.duplicates) already present" }
         if report.deferred > 0 { line += ", \(report.deferred) left waiting (\(report.transientError ?? "transient error"))" }
+        if let w = report.waiting.first {
+            line += ", \(report.waiting.count) waiting for attachments (\(w.why))"
+        }
         if !report.unsettled.isEmpty {
             line += ", \(report.unsettled.count) bad file(s) kept in the inbox (cannot set aside: \(report.unsettled[0].path))"
         }
         if !report.refusedInboxes.isEmpty { line += ", \(report.refusedInboxes.count) inbox(es) refused" }
         if !failing.isEmpty { line += ", \(failing.count) page(s) not written (\(failing[0].path))" }
-        let quiet = report.drained == 0 && report.rejected == 0 && report.duplicates == 0 && report.deferred == 0
+        let quiet = report.drained == 0 && report.rejected == 0 && report.duplicates == 0 && report.deferred == 0 && report.waiting.isEmpty
             && report.unsettled.isEmpty && report.refusedInboxes.isEmpty && failing.isEmpty
         if !quiet || verbose { print(line) }
         return status(of: report, failingPages: failing.count)
@@ -85,13 +88,14 @@ public enum OnceMode {
 
     /// A problem a person must fix outranks one that time fixes: 77 (rejected/ may not be
     /// written), 73 (an inbox or its rejected/ is a link or no directory), 74 (a page file could not
-    /// be read or written; the captures are in the op log), 75 (retry later), 0.
+    /// be read or written; the captures are in the op log), 75 (retry later: a transient error, or a
+    /// capture whose attachments are not whole yet), 0.
     static func status(of report: DrainReport, failingPages: Int = 0) -> Int32 {
         let blockers = report.unsettled.map(\.blocker)
         if blockers.contains(.permission) { return 77 }
         if blockers.contains(.notADirectory) || !report.refusedInboxes.isEmpty { return 73 }
         if failingPages > 0 { return 74 }
-        if report.deferred > 0 || report.transientError != nil || blockers.contains(.transient) { return 75 }
+        if report.deferred > 0 || report.transientError != nil || blockers.contains(.transient) || !report.waiting.isEmpty { return 75 }
         return 0
     }
 

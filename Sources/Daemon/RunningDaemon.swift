@@ -45,8 +45,10 @@ struct Deadlines {
     var ringRelease: UInt64? = nil
     /// Judging again the page files whose changes wait for other devices' ops.
     var judgeWaiting: UInt64? = nil
+    /// Draining again when a capture waiting for its attachments is due to be set aside.
+    var attachmentWait: UInt64? = nil
 
-    var earliest: UInt64? { [watchdog, retry, ringRelease, judgeWaiting].compactMap { $0 }.min() }
+    var earliest: UInt64? { [watchdog, retry, ringRelease, judgeWaiting, attachmentWait].compactMap { $0 }.min() }
 
     static func isDue(_ deadline: UInt64?, now: UInt64) -> Bool { deadline.map { now >= $0 } ?? false }
 }
@@ -60,7 +62,7 @@ final class RunningDaemon {
     let workspace: Workspace
     let watcher: InotifyWatcher
     let drainLog: DrainLog
-    let drainOptions = DrainOptions.fromEnvironment()
+    var drainOptions: DrainOptions { DrainPass.options(config) }
 
     var deadlines = Deadlines()
     var backoff = Backoff()
@@ -173,6 +175,7 @@ final class RunningDaemon {
     private func runDueTimers(_ wake: inout Wake) async {
         let now = monotonicNanoseconds()
         if Deadlines.isDue(deadlines.retry, now: now) { wake.drain = true }
+        if Deadlines.isDue(deadlines.attachmentWait, now: now) { wake.drain = true; deadlines.attachmentWait = nil }
         if Deadlines.isDue(deadlines.judgeWaiting, now: now) {
             await judgeWaiting()
             await projectDirtyPages()
@@ -334,6 +337,11 @@ final class RunningDaemon {
                                          log: log, options: drainOptions)
         if io.holdsRing { deadlines.ringRelease = monotonicNanoseconds() + RunningDaemon.ringIdleRelease }
         await scheduleNextPageJudgement()
+        // A capture waiting for its attachments is looked at again when it is due to be set aside
+        // (an attachment arriving before that wakes the loop through inotify).
+        deadlines.attachmentWait = report.nextRetryAt.map { at in
+            monotonicNanoseconds() + UInt64(max(0, at - time(nil)) + 1) * 1_000_000_000
+        }
         for line in report.refusedInboxes where !lastRefused.contains(line) { log.error(line) }
         lastRefused = Set(report.refusedInboxes)
         // A bad file that rejected/ could not take for want of space is retried like any transient

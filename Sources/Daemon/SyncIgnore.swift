@@ -13,6 +13,7 @@ enum SyncIgnore {
         /.outl/tmp
         /.outl/captures/tmp
         /.outl/captures/rejected
+        /assets/.outl-*.tmp
 
         """
 

@@ -108,6 +108,18 @@ func unlink(_ gone: [PendingEntry], _ io: BatchIO, useRing: Bool, _ observer: Dr
     }
 }
 
+/// Deletes the attachment files listed with each drained capture (after the capture files).
+func unlinkAttachments(of gone: [PendingEntry], _ observer: DrainObserver) {
+    for entry in gone {
+        for name in entry.attachmentFiles {
+            do { try entry.directory.unlink(name, fullPath: Path.join(entry.inbox, name)) } catch let e as Errno where e == .ENOENT {
+            } catch {
+                observer.warning(inbox: entry.inbox, name: name, message: "drained but its attachment is not deleted: \(error)")
+            }
+        }
+    }
+}
+
 extension BlockID {
     /// A capture's block id: its ULID's 128 bits (SPEC section 4), so a replay, or a synced copy
     /// drained on another device, finds the block the first drain made.

@@ -1,7 +1,9 @@
 // drain_capture_inbox: the ONLY path from an inbox to the workspace (see docs/ARCHITECTURE.md).
 // Invariants: entries are settled in capture-id (= file-name) order across all inboxes; a file is
-// deleted only after its op is durable in the op log; a bad file is set aside, never deleted; a
-// transient error keeps the file and every file after it for the next pass, so order holds.
+// deleted only after its op is durable in the op log, and its attachments only after it, once they
+// are durable in assets/; a bad file is set aside, never deleted; a transient error keeps the file
+// and every file after it for the next pass, so order holds; a capture whose attachments are not
+// whole yet waits alone, holding back no other.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,12 +20,17 @@ public struct DrainOptions: Sendable {
     /// file system (nil): plain on tmpfs/ramfs, where an unlink never blocks and the io-wq hand-off
     /// only adds CPU; io_uring elsewhere, where parallel unlinks hide a synchronous discard.
     public var unlinkOnRing: Bool? = nil
+    /// The largest attachment taken (outld.conf's `attachment-limit`); a larger one is set aside.
+    public var attachmentLimit = CaptureFile.defaultAttachmentLimit
+    /// How long a capture waits for its attachments to be whole, from when its file arrived.
+    public var attachmentWaitSeconds = 24 * 3600
     public init() {}
 
     /// The defaults, with `OUTL_BATCH_LIMIT=N` honoured (1 turns group commit off, for make bench).
     public static func fromEnvironment() -> DrainOptions {
         var o = DrainOptions()
         if let v = getenv("OUTL_BATCH_LIMIT"), let n = Int(String(cString: v)), n > 0 { o.batchLimit = n }
+        if let v = getenv("OUTL_ATTACHMENT_WAIT_SECONDS"), let n = Int(String(cString: v)), n >= 0 { o.attachmentWaitSeconds = n }
         switch getenv("OUTL_UNLINK").map({ String(cString: $0) }) {
         case "uring": o.unlinkOnRing = true
         case "plain": o.unlinkOnRing = false
@@ -43,6 +50,9 @@ struct PendingEntry {
     var rank: Int
     /// Its place in the pass's capture order: where a transient error stops the pass.
     var place = 0
+    /// The attachment files of its id in its inbox (`<ULID>.<k>.att`), as listed: deleted after it
+    /// lands, set aside with it.
+    var attachmentFiles: [String] = []
     var path: String { Path.join(inbox, name) }
 }
 
@@ -60,12 +70,15 @@ public func drain_capture_inbox(
     report.refusedInboxes = listing.refused
     // Each inbox's directory stays open for the pass: entries are opened and unlinked relative to
     // it (openat/unlinkat), which spares the kernel a walk of the full path per file.
+    let assets = AssetsDirectory(root: workspace.root)
+    defer { assets.close() }
     return await listing.directories.closeAfter {
         let entries = listing.entries
         var start = 0
         while start < entries.count {
             let end = min(start + max(1, options.batchLimit), entries.count)
-            let batch = await drainBatch(entries[start..<end], workspace: workspace, io: io, unlinkOnRing: onRing, observer: observer)
+            let batch = await drainBatch(entries[start..<end], workspace: workspace, io: io, unlinkOnRing: onRing, observer: observer,
+                                         assets: assets, options: options)
             report += batch.report
             if let stoppedAt = batch.stoppedAt {
                 report.deferred += entries.count - stoppedAt
@@ -73,6 +86,7 @@ public func drain_capture_inbox(
             }
             start = end
         }
+        await removeLanded(listing.orphans, workspace: workspace, observer: observer)
         // Always: a page left stale by a failed projection or a crash (boot marks every page dirty)
         // must catch up even on a pass with nothing new; with nothing dirty this does no I/O.
         do {
@@ -95,6 +109,8 @@ struct InboxListing {
     var onMemoryFileSystem = false
     var error: String?
     var refused: [String] = []
+    /// Attachment files whose capture file is not in their inbox.
+    var orphans: [OrphanAttachments] = []
 
     init(_ inboxes: [String], workspace root: String, probeFileSystems: Bool) {
         for (rank, inbox) in inboxes.enumerated() where !inboxes[..<rank].contains(inbox) {  // an inbox listed twice keeps its first rank
@@ -104,10 +120,17 @@ struct InboxListing {
                 if probeFileSystems, isMemoryFileSystem(directory) { onMemoryFileSystem = true }
                 // The directory listed once, each name parsed once (Inbox.pending would parse and sort
                 // by name, then we would again): the sort below by (id, name) is the same order.
+                var attachments: [ULID: [String]] = [:]
+                let first = entries.count
                 for name in try directory.readDirectory(path: inbox) {
-                    guard let id = CaptureName.ulid(of: name) else { continue }
+                    guard let id = CaptureName.ulid(of: name) else {
+                        if let a = CaptureName.attachment(of: name) { attachments[a.id, default: []].append(name) }
+                        continue
+                    }
                     entries.append(PendingEntry(inbox: inbox, name: name, id: id, directory: directory, rank: rank))
                 }
+                for i in first..<entries.count { entries[i].attachmentFiles = attachments.removeValue(forKey: entries[i].id)?.sorted() ?? [] }
+                for (id, names) in attachments { orphans.append(OrphanAttachments(id: id, inbox: inbox, directory: directory, names: names)) }
             } catch let e as Errno where e == .ENOENT {
                 continue  // an inbox nobody has written to yet
             } catch let e as UnsafeComponent {
@@ -127,6 +150,15 @@ struct InboxListing {
     }
 }
 
+/// Attachments without their capture file: still being delivered, or left by a crash after their
+/// capture landed (deleted then, once its block is known).
+struct OrphanAttachments {
+    var id: ULID
+    var inbox: String
+    var directory: FileDescriptor
+    var names: [String]
+}
+
 /// A capture on its way into the op log: its file and the block it becomes.
 struct Landing {
     var entry: PendingEntry
@@ -137,7 +169,7 @@ struct Landing {
 /// this loop alone acts on the verdicts, through `Settlement`.
 private func drainBatch(
     _ entries: ArraySlice<PendingEntry>, workspace: Workspace, io: BatchIO, unlinkOnRing: Bool,
-    observer: DrainObserver
+    observer: DrainObserver, assets: AssetsDirectory, options: DrainOptions
 ) async -> Settlement {
     var settle = Settlement(observer: observer)
 
@@ -166,13 +198,24 @@ private func drainBatch(
             // The decoder's warnings are all about captured_at: captureBlock says them once, with
             // the time used instead.
             // The block first: a copy is deleted with the first of its id only if that one lands.
-            let block: CaptureBlock, warning: String?
+            var block: CaptureBlock, warning: String?
             switch settle.act(on: captureBlock(capture, id: entry.id), for: entry) {
             case .skip: continue
             case .stop: break decoding
             case .proceed(let made): (block, warning) = made
             }
-            if !seen.insert(entry.id).inserted { copies.append(entry); continue }
+            if seen.contains(entry.id) { copies.append(entry); continue }
+            // Its attachments into assets/, durably, before its block can be appended; a block
+            // already known (a replay, another device's drain) needs none of them.
+            if !capture.attachments.isEmpty, let id = block.blockID, await !workspace.knownBlocks([id]).contains(id) {
+                switch settle.act(on: AttachmentStage.store(capture, entry: entry, arrivedAt: file.opened.changedAt,
+                                                             assets: assets, options: options), for: entry) {
+                case .skip: continue
+                case .stop: break decoding
+                case .proceed(let links): block.assets = links
+                }
+            }
+            seen.insert(entry.id)
             if let warning { observer.warning(inbox: entry.inbox, name: entry.name, message: warning) }
             landing.append(Landing(entry: entry, block: block))
         }
@@ -191,11 +234,32 @@ private func drainBatch(
     let durableUsec = wallClockMicroseconds()
     CrashPoint.hit(.afterAppend)
 
-    // 5. Only now may the files go. A failed unlink leaves a file whose replay is a no-op.
-    unlink(landing.map(\.entry) + copies, io, useRing: unlinkOnRing, observer)
+    // 5. Only now may the files go, each capture file before its attachments (an attachment left
+    //    by a crash between the two is deleted by a later pass: its block is known). A failed
+    //    unlink leaves a file whose replay is a no-op.
+    let gone = landing.map(\.entry) + copies
+    unlink(gone, io, useRing: unlinkOnRing, observer)
+    unlinkAttachments(of: gone, observer)
     settle.landed(appended, copies: copies.count, durableUsec: durableUsec)
     CrashPoint.hit(.afterUnlink)
     return settle
+}
+
+/// Deletes the attachment files whose capture has landed (its block is known) but which are still
+/// in the inbox: a crash between deleting a capture file and its attachments, or attachments a
+/// sync tool delivered after their capture was drained elsewhere. Others are left: their capture
+/// file may still be on its way.
+private func removeLanded(_ orphans: [OrphanAttachments], workspace: Workspace, observer: DrainObserver) async {
+    guard !orphans.isEmpty else { return }
+    let known = await workspace.knownBlocks(orphans.map { BlockID(capture: $0.id) })
+    for o in orphans where known.contains(BlockID(capture: o.id)) {
+        for name in o.names {
+            do { try o.directory.unlink(name, fullPath: Path.join(o.inbox, name)) } catch let e as Errno where e == .ENOENT {
+            } catch {
+                observer.warning(inbox: o.inbox, name: name, message: "its capture landed, but the attachment is not deleted: \(error)")
+            }
+        }
+    }
 }
 
 /// Removes temp files older than 36 hours from each inbox's tmp/ (Maildir's rule), at boot and on

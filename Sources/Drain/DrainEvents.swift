@@ -14,6 +14,16 @@ public protocol DrainObserver: AnyObject {
     func rejected(inbox: String, name: String, reason: String)
     /// Something worth a warning that did not stop the capture (e.g. unparsable captured_at).
     func warning(inbox: String, name: String, message: String)
+    /// A capture was left in its inbox until its attachments are whole (said on every pass it
+    /// waits; an observer that logs says it once).
+    func waiting(inbox: String, name: String, why: String)
+}
+
+extension DrainObserver {
+    /// By default a warning, each pass.
+    public func waiting(inbox: String, name: String, why: String) {
+        warning(inbox: inbox, name: name, message: "waits: \(why)")
+    }
 }
 
 public struct DrainedCapture: Sendable {
@@ -25,6 +35,8 @@ public struct DrainedCapture: Sendable {
     public var duplicate: Bool
     /// From the capture's ULID time to the moment its op was durable, in microseconds.
     public var latencyUsec: UInt64
+    /// The attachments its block links (0 for a duplicate: its block was already made).
+    public var attachments = 0
 }
 
 public struct DrainReport: Sendable, Equatable {
@@ -37,6 +49,8 @@ public struct DrainReport: Sendable, Equatable {
     public var transientError: String?
     /// Bad files that could not be set aside: still in their inbox, and nothing waited for them.
     public var unsettled: [UnsettledCapture] = []
+    /// Captures left in their inbox until their attachments are whole (none held back another).
+    public var waiting: [WaitingCapture] = []
     /// Inboxes not drained at all because a component inside the workspace is a link or no
     /// directory (never followed): one sentence each, naming it.
     public var refusedInboxes: [String] = []
@@ -49,8 +63,22 @@ public struct DrainReport: Sendable, Equatable {
         a.deferred += b.deferred
         a.transientError = b.transientError ?? a.transientError
         a.unsettled += b.unsettled
+        a.waiting += b.waiting
         a.refusedInboxes += b.refusedInboxes
     }
+}
+
+/// A capture whose attachments are not whole yet.
+public struct WaitingCapture: Sendable, Equatable {
+    public var path: String
+    public var why: String
+    /// When it is set aside if still not whole (seconds since the epoch): look again then.
+    public var retryAt: Int
+}
+
+extension DrainReport {
+    /// When a pass must look again at a waiting capture, nil when none waits.
+    public var nextRetryAt: Int? { waiting.map(\.retryAt).min() }
 }
 
 /// A bad file left in its inbox because rejected/ could not take it.

@@ -25,6 +25,8 @@ struct OpenedEntry {
     var entry: PendingEntry
     var file: FileDescriptor
     var size: Int
+    /// Its inode's change time (seconds): when it arrived here, which no sync tool can set.
+    var changedAt: Int
 }
 
 enum InboxEntry {
@@ -49,14 +51,14 @@ enum InboxEntry {
         } catch {
             return .keep("\(Errno.EIO)")
         }
-        let verdict = judge(file).map { OpenedEntry(entry: entry, file: file, size: $0) }
+        let verdict = judge(file).map { OpenedEntry(entry: entry, file: file, size: $0.size, changedAt: $0.changedAt) }
         if case .land = verdict { return verdict }
         file.close()
         return verdict
     }
 
     /// What fstat says of an open entry: its size if it is a capture we may read.
-    private static func judge(_ file: FileDescriptor) -> Verdict<Int> {
+    private static func judge(_ file: FileDescriptor) -> Verdict<(size: Int, changedAt: Int)> {
         let st: stat
         do {
             st = try Sys.fstat(file.rawValue)
@@ -72,7 +74,7 @@ enum InboxEntry {
             } else if Int(st.st_size) > CaptureFile.maxFileBytes {
                 return .setAside("is \(st.st_size) bytes, over the \(CaptureFile.maxFileBytes)-byte limit: not read")
             }
-            return .land(Int(st.st_size))
+            return .land((Int(st.st_size), Int(st.st_ctim.tv_sec)))
         case S_IFDIR: return .setAside("is a directory, not a regular file")
         case S_IFIFO: return .setAside("is a FIFO, not a regular file (not read)")
         case S_IFSOCK: return .setAside("is a socket, not a regular file")

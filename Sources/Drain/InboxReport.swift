@@ -1,12 +1,15 @@
 // InboxReport: what each inbox holds, for a person's report (`outl status`): the captures waiting,
-// and what the drain set aside in rejected/. Read only, each inbox opened as the drain opens it (no
+// their attachments, and what the drain set aside in rejected/. Read only, each inbox opened as the drain opens it (no
 // link below the workspace's root followed), so a report never reads what the drain would refuse.
+import CaptureFormat
 import CaptureInbox
 import SystemCalls
 
 public struct InboxReport: Equatable, Sendable {
     public var inbox: String
     public var waiting: Int
+    /// Attachment files in the inbox (`<ULID>.<k>.att`): of the captures waiting, or on their way.
+    public var attachments = 0
     public var setAside: Int
     /// The first line of the newest reason (by the reason file's mtime), as the file holds it.
     public var newestReason: String?
@@ -27,7 +30,9 @@ public struct InboxReport: Equatable, Sendable {
                 return r
             }
             return fd.closeAfter {
-                r.waiting = (try? Inbox.pending(fd, at: inbox))?.count ?? 0
+                let names = (try? fd.readDirectory(path: inbox)) ?? []
+                r.waiting = names.filter(CaptureName.isFinal).count
+                r.attachments = names.filter { CaptureName.attachment(of: $0) != nil }.count
                 let aside = Inbox.setAside(fd, at: inbox)
                 r.setAside = aside.count
                 r.newestReason = aside.newestReason

@@ -24,13 +24,7 @@ enum Rejection {
         try dir.closeAfter {
             // An earlier rejection of the same name (a re-created file, a synced copy) is kept: the
             // new one gets a numbered name, and its reason file follows that name.
-            var destination = name
-            var n = 0
-            while (try? dir.stat(destination, fullPath: Path.join(dirPath, destination))) != nil {
-                n += 1
-                if n > maxCopies { throw Errno.ENOSPC }
-                destination = "\(name).\(n)"
-            }
+            let destination = try freeName(name, in: dir, at: dirPath)
             let temp = ".\(name).reason.\(getpid()).tmp"
             try? dir.unlink(temp, fullPath: Path.join(dirPath, temp))  // left by a crash of an earlier pass; ours alone by pid
             try Durable.publish(Array("\(reason)\n".utf8), name: destination + ".reason", in: dir, dirPath: dirPath,
@@ -40,5 +34,30 @@ enum Rejection {
             try dir.sync()
             try directory.sync()
         }
+    }
+
+    /// Moves an attachment of a capture just set aside into rejected/ beside it, under its own name
+    /// (numbered past an earlier one), without a reason file: its capture's reason is the reason.
+    static func moveAlong(inbox: String, directory: FileDescriptor, name: String) throws {
+        let dirPath = Path.join(inbox, directoryName)
+        let dir = try DirectoryWalk.open(dirPath, beneath: inbox, create: 0o700, from: directory)
+        try dir.closeAfter {
+            let destination = try freeName(name, in: dir, at: dirPath)
+            try directory.rename(name, to: destination, in: dir, fullPaths: (Path.join(inbox, name), Path.join(dirPath, destination)))
+            try dir.sync()
+            try directory.sync()
+        }
+    }
+
+    /// `name`, or `name.N` past the earlier rejections that hold it; ENOSPC past `maxCopies`.
+    private static func freeName(_ name: String, in dir: FileDescriptor, at dirPath: String) throws -> String {
+        var destination = name
+        var n = 0
+        while (try? dir.stat(destination, fullPath: Path.join(dirPath, destination))) != nil {
+            n += 1
+            if n > maxCopies { throw Errno.ENOSPC }
+            destination = "\(name).\(n)"
+        }
+        return destination
     }
 }

@@ -16,6 +16,9 @@ enum Verdict<Value> {
     case keep(String)
     /// Gone before we got to it (another drainer, a sync tool): nothing to do.
     case gone
+    /// Not whole yet (an attachment a sync tool is still delivering): leave it, hold back no other
+    /// file, and look again by `retryAt` (seconds since the epoch) at the latest.
+    case wait(String, retryAt: Int = 0)
 
     func map<Next>(_ transform: (Value) -> Next) -> Verdict<Next> { then { .land(transform($0)) } }
 
@@ -26,6 +29,7 @@ enum Verdict<Value> {
         case .setAside(let reason): return .setAside(reason)
         case .keep(let why): return .keep(why)
         case .gone: return .gone
+        case .wait(let why, let at): return .wait(why, retryAt: at)
         }
     }
 }
@@ -59,6 +63,10 @@ struct Settlement {
         case .keep(let why):
             report.transientError = "\(entry.path): \(why)"
             return stop(at: entry)
+        case .wait(let why, let at):
+            report.waiting.append(WaitingCapture(path: entry.path, why: why, retryAt: at))
+            observer.waiting(inbox: entry.inbox, name: entry.name, why: why)
+            return .skip
         }
     }
 
@@ -86,7 +94,7 @@ struct Settlement {
             observer.drained(DrainedCapture(
                 inbox: entry.inbox, captureID: entry.id.string, blockID: block.id, day: block.day.iso,
                 source: block.source, duplicate: duplicate,
-                latencyUsec: durableUsec > capturedUsec ? durableUsec - capturedUsec : 0))
+                latencyUsec: durableUsec > capturedUsec ? durableUsec - capturedUsec : 0, attachments: block.assets.count))
         }
         report.duplicates += copies
     }
@@ -106,5 +114,14 @@ struct Settlement {
         }
         report.rejected += 1
         observer.rejected(inbox: entry.inbox, name: entry.name, reason: reason)
+        // Its attachments go with it (the capture's reason names them); one that cannot stays.
+        for name in entry.attachmentFiles {
+            do {
+                try Rejection.moveAlong(inbox: entry.inbox, directory: entry.directory, name: name)
+            } catch let e as Errno where e == .ENOENT {
+            } catch {
+                observer.warning(inbox: entry.inbox, name: name, message: "its capture was set aside, but the attachment stays: \(error)")
+            }
+        }
     }
 }

@@ -12,9 +12,11 @@ struct ConfigFile: Equatable {
     var journalFileFormat: String?
     /// The page `outl-capture` captures to when no --page is given (none: the journal).
     var page: String?
+    /// The largest attachment a writer delivers and the drain takes, in bytes (`attachment-limit`).
+    var attachmentLimit: Int?
 
     /// Every key the file may hold, and whether it may be given more than once.
-    static let keys: [String: Bool] = ["workspace": false, "inbox": true, "journal-file-format": false, "page": false]
+    static let keys: [String: Bool] = ["workspace": false, "inbox": true, "journal-file-format": false, "page": false, "attachment-limit": false]
 
     /// Takes one line's value; `line` interprets it (paths) and words its errors.
     mutating func set(_ key: String, _ value: String, _ line: ConfigLine) throws {
@@ -29,8 +31,26 @@ struct ConfigFile: Equatable {
             }
             journalFileFormat = value
         case "page": page = value
+        case "attachment-limit":
+            guard let n = ConfigFile.byteSize(value), n >= 1, n <= ConfigFile.maxAttachmentLimit else {
+                throw line.error("attachment-limit is a size from 1 to 16G: bytes, or a number followed by K, M or G (1024-based), not \"\(value)\"")
+            }
+            attachmentLimit = n
         default: throw line.error("unknown key \"\(key)\"")  // unreachable: `keys` is checked first
         }
+    }
+
+    static let maxAttachmentLimit = 16 << 30
+
+    /// `256M`, `1G`, `4096`, `512K` (also `MiB` and the like): a whole number of bytes, 1024-based.
+    static func byteSize(_ value: String) -> Int? {
+        var digits = Substring(value)
+        var unit = 1
+        for (suffixes, u) in [(["K", "KiB", "k"], 1 << 10), (["M", "MiB"], 1 << 20), (["G", "GiB"], 1 << 30)] {
+            if let s = suffixes.first(where: { value.hasSuffix($0) }) { digits = value.dropLast(s.count); unit = u; break }
+        }
+        guard !digits.isEmpty, digits.count <= 12, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let n = Int(digits) else { return nil }
+        return n * unit
     }
 
     /// The file at `path`, or nil when there is none.

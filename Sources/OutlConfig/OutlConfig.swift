@@ -46,6 +46,8 @@ public struct OutlConfig: Equatable, Sendable {
     public var configFile: String?
     /// outld.conf's `journal-file-format` as written (`yyyy_MM_dd` or `yyyy-MM-dd`), nil when unset.
     public var journalFileFormat: String? = nil
+    /// outld.conf's `attachment-limit` in bytes, nil when unset (the format's default applies).
+    public var attachmentLimit: Int? = nil
 
     /// The command line named the workspace: a missing one is a typo, never created.
     public var workspaceIsExplicit: Bool { workspaceOrigin == .commandLine }
@@ -77,23 +79,25 @@ public struct OutlConfig: Equatable, Sendable {
         return OutlConfig(workspaceRoot: root, workspaceOrigin: origin,
                           writeInbox: flagInboxes.first ?? envInbox ?? workspaceInbox,
                           drainedInboxes: drained, stateDirectory: try r.stateDirectory(),
-                          configFile: r.configFileRead, journalFileFormat: try r.configFile()?.journalFileFormat)
+                          configFile: r.configFileRead, journalFileFormat: try r.configFile()?.journalFileFormat,
+                          attachmentLimit: try r.configFile()?.attachmentLimit)
     }
 
     /// Only where a writer writes, reading no more than it needs: an explicit --inbox needs no
     /// configuration at all, so a broken outld.conf cannot stop it. `workspace` is the root whose
     /// inbox it is, when it is the workspace inbox, with where its setting came from (the writer
     /// checks that it exists: it never creates a workspace; nothing below that
-    /// root is followed as a link), nil for a device-local inbox the user named. `page` is
-    /// outld.conf's `page =` when the workspace inbox is written (the file is read then).
+    /// root is followed as a link), nil for a device-local inbox the user named. `page` and
+    /// `attachmentLimit` are outld.conf's when the workspace inbox is written (the file is read then).
     public static func writeTarget(workspace: String?, inboxes: [String],
                                    environment: @escaping (String) -> String? = Path.environment) throws
-        -> (inbox: String, workspace: String?, origin: Origin?, page: String?) {
+        -> (inbox: String, workspace: String?, origin: Origin?, page: String?, attachmentLimit: Int?) {
         var r = Resolver(workspace: workspace, inboxes: inboxes, stateDirectory: nil, environment: environment)
-        if let first = inboxes.first { return (try r.commandLinePath(first, "--inbox"), nil, nil, nil) }
-        if let env = try r.environmentInbox() { return (env, nil, nil, nil) }
+        if let first = inboxes.first { return (try r.commandLinePath(first, "--inbox"), nil, nil, nil, nil) }
+        if let env = try r.environmentInbox() { return (env, nil, nil, nil, nil) }
         let (root, origin) = try r.workspace()
-        return (inboxOf(root: root), root, origin, try r.configFile()?.page)
+        let conf = try r.configFile()
+        return (inboxOf(root: root), root, origin, conf?.page, conf?.attachmentLimit)
     }
 
     /// The workspace inbox of a root (SPEC section 2).

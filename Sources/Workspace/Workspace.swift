@@ -168,6 +168,12 @@ public actor Workspace {
         return try core.appendCaptures(blocks)
     }
 
+    /// Which of `ids` are blocks of the model (live or deleted): a capture whose block is known
+    /// needs nothing more brought in.
+    public func knownBlocks(_ ids: [BlockID]) -> Set<BlockID> {
+        Set(ids.filter { core.model.blocks[$0] != nil })
+    }
+
     /// Writes the Markdown of every page changed since the last call (reconciling each file's
     /// hand edits first). Returns the paths written. A page whose file cannot be read or written is
     /// failing (`failingPages`) and holds back no other; only an op-log failure is thrown.

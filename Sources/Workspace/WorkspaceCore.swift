@@ -181,7 +181,7 @@ final class WorkspaceCore {
             let pos = hlc.positionKey > last ? hlc.positionKey : PositionKey.between(last, nil)
             maxPos[pageID] = pos
             var op = Op(hlc: hlc, kind: .createBlock, id: id)
-            op.page = pageID; op.pos = pos; op.text = Markdown.capturedText(c.text)
+            op.page = pageID; op.pos = pos; op.text = Markdown.captureSource(caption: c.text, assets: c.assets)
             op.props = [Property("captured-at", c.capturedAt), Property("source", c.source)]
             ops.append(op)
             outcomes.append(.created)

@@ -48,7 +48,8 @@ enum StatusCommand {
         }
         out += "inboxes    \(inboxes.count)\n"
         for r in InboxReport.read(inboxes, workspace: root) {
-            out += "  \(r.inbox)  \(r.waiting == 0 ? "empty" : "\(r.waiting) waiting")\n"
+            let files = r.attachments == 0 ? "" : " (\(r.attachments) attachment\(r.attachments == 1 ? "" : "s"))"
+            out += "  \(r.inbox)  \(r.waiting == 0 && r.attachments == 0 ? "empty" : "\(r.waiting) waiting\(files)")\n"
             if let why = r.unreadable { out += "    not read: \(visible(why))\n" }
             if r.setAside > 0 {
                 out += "    \(r.setAside) set aside in rejected/; newest: \(visible(CaptureFile.oneLine(r.newestReason ?? "(no reason readable)", max: 160)))\n"
@@ -86,7 +87,8 @@ enum StatusCommand {
             .object([("path", .string(f.path)), ("reason", .string(f.reason)), ("since", time(f.sinceMs)), ("since_ms", .int(f.sinceMs))])
         }
         let boxes: [JSONValue] = InboxReport.read(inboxes, workspace: root).map { r in
-            .object([("path", .string(r.inbox)), ("waiting", .int(r.waiting)), ("set_aside", .int(r.setAside)),
+            .object([("path", .string(r.inbox)), ("waiting", .int(r.waiting)), ("attachments", .int(r.attachments)),
+                     ("set_aside", .int(r.setAside)),
                      ("newest_set_aside_reason", .nullable(r.newestReason)), ("unreadable", .nullable(r.unreadable))])
         }
         let faultList: [JSONValue] = faults.map { f in

@@ -7,7 +7,7 @@ struct FastPathTests {
     func outcome(_ f: () throws -> DecodedCapture) -> String {
         do {
             let d = try f()
-            return "ok text=\(Array(d.text.utf8)) at=\(d.capturedAtRaw ?? "-") src=\(d.source) page=\(d.page ?? "-") w=\(d.warnings)"
+            return "ok text=\(Array(d.text.utf8)) at=\(d.capturedAtRaw ?? "-") src=\(d.source) page=\(d.page ?? "-") att=\(d.attachments.map { "\($0.file)|\($0.name)|\($0.size)|\($0.sha256)" }) w=\(d.warnings)"
         } catch {
             return "error \(error)"
         }
@@ -27,8 +27,9 @@ struct FastPathTests {
         inputs.append(Array(#"{"text":"a"#.utf8) + [0x0A, 0x00] + Array(#""}"#.utf8))              // raw controls
         // Random flat objects built from pieces that stress the scanner's edges.
         var rng = SystemRandomNumberGenerator()
-        let keys = ["text", "captured_at", "source", "page", "x", "tëxt", "text "]
-        let values = ["\"v\"", "\"\"", "\"  pad  \"", "\"a\\\"b\"", "\"\\u00e9\"", "\"é\"", "1", "null", "\"2026-12-02T10:00:00Z\"", "\"\u{7F}\"", "\"today\"", "\" Reading list \""]
+        let keys = ["text", "captured_at", "source", "page", "x", "tëxt", "text ", "attachments"]
+        let values = ["\"v\"", "\"\"", "\"  pad  \"", "\"a\\\"b\"", "\"\\u00e9\"", "\"é\"", "1", "null", "\"2026-12-02T10:00:00Z\"", "\"\u{7F}\"", "\"today\"", "\" Reading list \"", "[]", "\"a.att\"",
+                      #"[{"file":"01JEXAMPLE0000000000000000.1.att","name":"a.png","size":3,"sha256":"\#(String(repeating: "ab", count: 32))"}]"#]
         for _ in 0..<3000 {
             let n = Int.random(in: 0...4, using: &rng)
             let members = (0..<n).map { _ in "\"\(keys.randomElement(using: &rng)!)\":\(values.randomElement(using: &rng)!)" }

@@ -135,7 +135,7 @@ import TestSupport
         """], stdin: doc)
     #expect(read.status == 0, "python could not read them: \(read.stderr)\n\(saved.stdout)\n\(listed.stdout)")
     #expect(read.stdout == """
-        ['id', 'day', 'page', 'file', 'captured_at', 'source'] 2026-12-02 2026-12-02T23:30:00.000-05:00 script True True
+        ['id', 'day', 'page', 'file', 'captured_at', 'source', 'attachments'] 2026-12-02 2026-12-02T23:30:00.000-05:00 script True True
         ['waiting', 'set_aside'] True
         True None buy oat milk: 2 cartons None
         0 None

@@ -63,6 +63,36 @@ final class DrainFixture {
         return id
     }
 
+    /// Delivers a capture with attachments exactly as outl-capture does (each staged from a file,
+    /// published, then the capture file); returns its id.
+    @discardableResult
+    func dropWithAttachments(_ text: String, _ files: [(name: String, bytes: [UInt8])], at: String? = "2026-12-02T09:00:00Z",
+                             id: ULID? = nil, into dir: String? = nil) throws -> ULID {
+        let id = id ?? generator.next()
+        let target = dir ?? inbox
+        let open = try Inbox.openForDelivery(target, workspace: nil)
+        defer { open.close() }
+        var staged: [StagedAttachment] = []
+        for (k, f) in files.enumerated() {
+            let src = tmp.sub("src-\(id.string)-\(k)")
+            try Data(f.bytes).write(to: URL(fileURLWithPath: src))
+            let fd = try FileDescriptor.open(src, O_RDONLY)
+            defer { fd.close() }
+            staged.append(try AttachmentDelivery.stage(from: fd.rawValue, name: f.name, limit: 1 << 30, inbox: open, at: target, index: k + 1))
+        }
+        let attachments = try AttachmentDelivery.publish(staged, id: id, inbox: open, at: target)
+        _ = try Inbox.deliver(CaptureFile.encode(Capture(text: text, capturedAt: at, source: "test", attachments: attachments)),
+                              id: id, to: open, at: target)
+        return id
+    }
+
+    /// The files of assets/, temps and all.
+    func assets() -> [String] { listDir(Path.join(root, "assets")).sorted() }
+
+    func assetBytes(_ name: String) -> [UInt8] {
+        (try? Durable.readRegularFile(Path.join(root, "assets/\(name)"), limit: 1 << 30)) ?? []
+    }
+
     /// Writes raw bytes under a final-form name, bypassing the writer (hostile or odd input).
     @discardableResult
     func dropRaw(_ bytes: [UInt8], id: ULID? = nil) throws -> String {

@@ -70,7 +70,7 @@ import TestSupport
         let d = try h.start()
         #expect(eventually { d.log.contains("ready") })
         let ignore = readText(Path.join(h.workspace, ".stignore")) ?? ""
-        #expect(ignore.contains("/.outl/tmp") && ignore.contains("/.outl/captures/tmp"), "\(ignore)")
+        #expect(ignore.contains("/.outl/tmp") && ignore.contains("/.outl/captures/tmp") && ignore.contains("/assets/.outl-*.tmp"), "\(ignore)")
         #expect(d.stop() == 0)
         // A person's own .stignore is never touched.
         try writeText(Path.join(h.workspace, ".stignore"), "// mine\n")

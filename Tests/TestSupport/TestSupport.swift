@@ -61,7 +61,25 @@ public func run(_ executable: String, _ arguments: [String], env: [String: Strin
     if let stdin {
         let h = inPipe.fileHandleForWriting
         DispatchQueue.global().async {
-            h.write(Data(stdin))
+            // A child may exit without reading all of it (a refusal, a limit): EPIPE, not SIGPIPE,
+            // which would kill the test runner. SIGPIPE is thread-directed, so blocking it here and
+            // taking the pending one afterwards leaves every other thread as it was.
+            var pipeOnly = sigset_t(), old = sigset_t()
+            sigemptyset(&pipeOnly)
+            sigaddset(&pipeOnly, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &pipeOnly, &old)
+            stdin.withUnsafeBytes { b in
+                var done = 0
+                while done < b.count {
+                    let n = Glibc.write(h.fileDescriptor, b.baseAddress! + done, b.count - done)
+                    if n < 0 && errno == EINTR { continue }
+                    if n <= 0 { break }
+                    done += n
+                }
+            }
+            var zero = timespec()
+            while sigtimedwait(&pipeOnly, nil, &zero) == SIGPIPE {}
+            pthread_sigmask(SIG_SETMASK, &old, nil)
             try? h.close()
         }
     }

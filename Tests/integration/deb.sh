@@ -15,6 +15,7 @@ grep -q "^ Depends: .*libsystemd0" <<<"$info" || fail "Depends does not name lib
 files=$(dpkg-deb --contents "$deb" | awk '{print $NF}' | sed 's|^\./|/|' | grep -v '/$' | sort)
 for f in /usr/bin/outl /usr/bin/outl-capture /usr/bin/outld /usr/lib/systemd/user/outld.service \
          /usr/lib/systemd/catalog/outld.catalog /usr/share/applications/outl-capture.desktop \
+         /usr/share/applications/outl-capture-attach.desktop \
          /usr/share/man/man1/outld.1.gz /usr/share/bash-completion/completions/outl /usr/share/doc/outl/copyright; do
   grep -qx "$f" <<<"$files" || fail "the package lacks $f"
 done

@@ -42,7 +42,7 @@ before=$(outside)
 expected() { # PREFIX-relative paths make install writes
   { printf '%s\n' bin/outl bin/outl-capture bin/outld lib/systemd/catalog/outld.catalog \
     lib/systemd/user/outld-drain.path lib/systemd/user/outld-drain.service lib/systemd/user/outld.service \
-    share/applications/outl-capture.desktop share/man/man1/outl-capture.1 share/man/man1/outl.1 \
+    share/applications/outl-capture.desktop share/applications/outl-capture-attach.desktop share/man/man1/outl-capture.1 share/man/man1/outl.1 \
     share/man/man1/outld.1 share/man/man5/outl-inbox.5
     for p in outl outl-capture outld; do
       printf '%s\n' share/bash-completion/completions/$p share/zsh/vendor-completions/_$p share/fish/vendor_completions.d/$p.fish
@@ -57,6 +57,14 @@ got=$(cd "$T/prefix" && find . -type f | sed 's|^\./||' | sort)
 [ "$got" = "$(expected)" ] || fail "make install PREFIX put these files under PREFIX:"$'\n'"$got"
 grep -qx "ExecStart=$T/prefix/bin/outld" "$T/prefix/lib/systemd/user/outld.service" || fail "outld.service does not run $T/prefix/bin/outld"
 echo "ok: make install PREFIX wrote exactly $(wc -l <<<"$got") files, all under PREFIX"
+
+# The "Open with" entry runs as a launcher runs it (%f: the file) and carries the file in.
+exec_line=$(sed -n 's/^Exec=//p' "$T/prefix/share/applications/outl-capture-attach.desktop")
+mkdir -p "$T/attach-ws" && printf 'opened with outl' > "$T/attach-me.txt" && chown_user "$T/attach-ws" "$T/attach-me.txt"
+read -r -a argv <<<"${exec_line//%f/$T/attach-me.txt}"
+as_user env HOME="$T/attach-ws" XDG_CONFIG_HOME="$T/attach-ws/.config" OUTL_WORKSPACE="$T/attach-ws" "${argv[@]/--notify/--quiet}" >/dev/null || fail "the attach entry's Exec ($exec_line) failed"
+ls "$T/attach-ws/.outl/captures" | grep -q '\.1\.att$' || fail "the attach entry's Exec delivered no attachment"
+echo "ok: the attach desktop entry's Exec carries the file into the inbox"
 
 # 2. make install PREFIX=/usr DESTDIR=<stage>: a package build
 mkdir "$T/stage" && chown_user "$T/stage"

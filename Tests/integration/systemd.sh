@@ -145,6 +145,18 @@ else
     echo "note: not checked here: journalctl --user as $HARNESS_USER (a standalone journald keeps one volatile, unsplit journal; see docs/TESTING-SYSTEMD.md)"
 fi
 
+step "a capture with an attachment: its journal entry counts it (OUTL_ATTACHMENTS=1), its asset is in assets/"
+attach_file=$HARNESS_HOME/note-$$.txt
+harness_as_user sh -c "printf 'an attached note' > '$attach_file'"
+text_att="systemd harness attachment $$"
+id_att=$(capture --attach "$attach_file" "$text_att") || harness_fail "outl-capture --attach" "exit $? for '$text_att'"
+harness_wait 20 "outld to drain $id_att from $INBOX" inbox_drained
+check_landed "$id_att" "$text_att" "drained with an attachment by outld.service"
+[ "$(journal_field "$id_att" OUTL_ATTACHMENTS)" = 1 ] ||
+    harness_fail "journal" "OUTL_ATTACHMENTS is '$(journal_field "$id_att" OUTL_ATTACHMENTS)', expected 1"
+ls "$WS/assets" | grep -q "^note-$$_" || harness_fail "assets" "no note-$$_* in $WS/assets: $(ls "$WS/assets" 2>&1)"
+harness_ok "OUTL_ATTACHMENTS=1 and the asset $(ls "$WS/assets" | grep "^note-$$_")"
+
 step "journalctl -x explains the entry from systemd/outld.catalog"
 harness_install_catalog "$repo/systemd/outld.catalog"
 mid=$(journal_field "$id1" MESSAGE_ID)

@@ -80,13 +80,15 @@ enum JournalFiles {
 public struct CaptureBlock: Sendable {
     public var id: String          // lower-case UUID spelling of the capture's ULID
     public var day: JournalDay
-    public var text: String        // may contain newlines: stays ONE block
+    public var text: String        // may contain newlines: stays ONE block; empty only with assets
     public var capturedAt: String  // RFC 3339, kept as a block property
     public var source: String      // kept as a block property
     /// The id already parsed (the drain has the ULID's bits): `appendCaptures` skips parsing `id`.
     public var blockID: BlockID?
     /// The named page the block goes to (`CaptureFile.checkedPage`); nil for `day`'s journal page.
     public var page: String?
+    /// The files it brought, already in assets/: linked after the text, one per line.
+    public var assets: [AssetLink] = []
     public init(id: String, day: JournalDay, text: String, capturedAt: String, source: String) {
         self.id = id; self.day = day; self.text = text; self.capturedAt = capturedAt; self.source = source
     }

@@ -66,10 +66,10 @@ def lines_of(var):
         return [l.rstrip("\n") for l in f if l.strip()]
 
 
-def captures():
+def captures(var="SYNC_CAPTURES"):
     """[(dev, ulid, token, uuid)]"""
     out = []
-    for l in lines_of("SYNC_CAPTURES"):
+    for l in lines_of(var):
         dev, ulid, token = l.split()
         out.append((dev, ulid, token, ulid_to_uuid(ulid)))
     return out
@@ -191,7 +191,9 @@ def short(line, n=200):
 
 
 def check_oplogs(devs):
-    caps, eds = captures(), edits()
+    # Captures to a named page (SYNC_PAGE_CAPTURES) are held to the op-log checks; their pages are
+    # the script's to check, not the journals check's.
+    caps, eds = captures() + captures("SYNC_PAGE_CAPTURES"), edits()
     actors = dict(l.split() for l in lines_of("SYNC_ACTORS"))
     dev_of_actor = {a: d for d, a in actors.items()}
     drained = drained_by(devs)
@@ -325,7 +327,7 @@ def check_oplogs(devs):
 
 def check_leftovers(devs):
     conflicts, rejected, waiting, temps = [], [], [], []
-    final = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}\.json$")
+    final = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}\.(json|[1-9][0-9]*\.att)$")
     for d, ws in devs:
         for dirpath, dirs, names in os.walk(ws):
             for n in names + dirs:
