@@ -81,25 +81,14 @@ enum AttachmentStage {
     /// One attachment, checked and stored; the link to its asset.
     private static func storeOne(_ a: Attachment, file: String, entry: PendingEntry, assets: AssetsDirectory) -> Verdict<AssetLink> {
         let source: FileDescriptor
-        do {
-            source = try FileDescriptor.open(file, in: entry.directory, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
-                                             fullPath: Path.join(entry.inbox, file))
-        } catch let e as Errno {
-            switch e.code {
-            case ENOENT: return .wait("has not arrived")
-            case ELOOP: return .setAside("is a symbolic link (never followed)")
-            case ENXIO: return .setAside("is a socket or device, not a regular file")
-            default: return e.isTransient ? .keep("\(e)") : .setAside("cannot be opened: \(e)")
-            }
-        } catch {
-            return .keep("\(error)")
+        switch InboxEntry.openUntrusted(file, in: entry.directory, fullPath: Path.join(entry.inbox, file), missing: .wait("has not arrived")) {
+        case .land(let f): source = f
+        case let other: return other.then { _ in .gone }
         }
         return source.closeAfter {
             let st: stat
             do { st = try Sys.fstat(source.rawValue) } catch { return .keep("\(error)") }
-            guard st.st_mode & S_IFMT == S_IFREG else { return .setAside("is not a regular file") }
-            guard st.st_uid == InboxEntry.euid else { return .setAside("is owned by uid \(st.st_uid), not by this user: not read") }
-            guard st.st_nlink == 1 else { return .setAside("has \(st.st_nlink) hard links: not read") }
+            if let why = InboxEntry.refusal(st) { return .setAside(why) }
             guard Int(st.st_size) == a.size else { return .wait("\(st.st_size) of its \(a.size) bytes are here") }
             let name = AssetNames.name(for: a.name, captureMs: entry.id.timestampMs, sha256: a.sha256)
             let mtime = timespec(tv_sec: Int(entry.id.timestampMs / 1000), tv_nsec: Int(entry.id.timestampMs % 1000) * 1_000_000)

@@ -37,12 +37,26 @@ enum InboxEntry {
     /// Only a file that will be read stays open; every other verdict has closed it.
     static func open(_ entry: PendingEntry) -> Verdict<OpenedEntry> {
         let file: FileDescriptor
+        switch openUntrusted(entry.name, in: entry.directory, fullPath: entry.path, missing: .gone) {
+        case .land(let f): file = f
+        case let other: return other.then { _ in .gone }
+        }
+        let verdict = judge(file).map { OpenedEntry(entry: entry, file: file, size: $0.size, changedAt: $0.changedAt) }
+        if case .land = verdict { return verdict }
+        file.close()
+        return verdict
+    }
+
+    /// Opens `name` in an inbox's directory as every file there is opened (a capture or one of its
+    /// attachments): not following a link, not blocking on a FIFO, never becoming our terminal.
+    /// `missing` is what an absent name means to the caller.
+    static func openUntrusted(_ name: String, in directory: FileDescriptor, fullPath: @autoclosure () -> String,
+                              missing: Verdict<FileDescriptor>) -> Verdict<FileDescriptor> {
         do {
-            file = try FileDescriptor.open(entry.name, in: entry.directory, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
-                                           fullPath: entry.path)
+            return .land(try FileDescriptor.open(name, in: directory, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, fullPath: fullPath()))
         } catch let e as Errno {
             switch e.code {
-            case ENOENT: return .gone
+            case ENOENT: return missing
             case ELOOP: return .setAside("is a symbolic link (never followed)")
             case ENXIO: return .setAside("is a socket or device, not a regular file")
             case EACCES, EPERM: return .setAside("cannot be opened for reading: \(e)")
@@ -51,10 +65,22 @@ enum InboxEntry {
         } catch {
             return .keep("\(Errno.EIO)")
         }
-        let verdict = judge(file).map { OpenedEntry(entry: entry, file: file, size: $0.size, changedAt: $0.changedAt) }
-        if case .land = verdict { return verdict }
-        file.close()
-        return verdict
+    }
+
+    /// Why an open file of an inbox must not be read, or nil when it may: only a regular file of
+    /// this user with one link is read (see the threats above).
+    static func refusal(_ st: stat) -> String? {
+        switch st.st_mode & S_IFMT {
+        case S_IFREG:
+            if st.st_uid != euid { return "is owned by uid \(st.st_uid), not by this user (\(euid)): not read" }
+            if st.st_nlink != 1 { return "has \(st.st_nlink) hard links (another name points at the same file): not read" }
+            return nil
+        case S_IFDIR: return "is a directory, not a regular file"
+        case S_IFIFO: return "is a FIFO, not a regular file (not read)"
+        case S_IFSOCK: return "is a socket, not a regular file"
+        case S_IFCHR, S_IFBLK: return "is a device, not a regular file"
+        default: return "is not a regular file"
+        }
     }
 
     /// What fstat says of an open entry: its size if it is a capture we may read.
@@ -65,21 +91,10 @@ enum InboxEntry {
         } catch {
             return .keep("\((error as? Errno) ?? Errno.EIO)")
         }
-        switch st.st_mode & S_IFMT {
-        case S_IFREG:
-            if st.st_uid != euid {
-                return .setAside("is owned by uid \(st.st_uid), not by this user (\(euid)): not read")
-            } else if st.st_nlink != 1 {
-                return .setAside("has \(st.st_nlink) hard links (another name points at the same file): not read")
-            } else if Int(st.st_size) > CaptureFile.maxFileBytes {
-                return .setAside("is \(st.st_size) bytes, over the \(CaptureFile.maxFileBytes)-byte limit: not read")
-            }
-            return .land((Int(st.st_size), Int(st.st_ctim.tv_sec)))
-        case S_IFDIR: return .setAside("is a directory, not a regular file")
-        case S_IFIFO: return .setAside("is a FIFO, not a regular file (not read)")
-        case S_IFSOCK: return .setAside("is a socket, not a regular file")
-        case S_IFCHR, S_IFBLK: return .setAside("is a device, not a regular file")
-        default: return .setAside("is not a regular file")
+        if let why = refusal(st) { return .setAside(why) }
+        if Int(st.st_size) > CaptureFile.maxFileBytes {
+            return .setAside("is \(st.st_size) bytes, over the \(CaptureFile.maxFileBytes)-byte limit: not read")
         }
+        return .land((Int(st.st_size), Int(st.st_ctim.tv_sec)))
     }
 }

@@ -50,7 +50,8 @@ struct ConfigFile: Equatable {
             if let s = suffixes.first(where: { value.hasSuffix($0) }) { digits = value.dropLast(s.count); unit = u; break }
         }
         guard !digits.isEmpty, digits.count <= 12, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let n = Int(digits) else { return nil }
-        return n * unit
+        let (bytes, overflow) = n.multipliedReportingOverflow(by: unit)  // 999999999999G must be refused, not trap
+        return overflow ? nil : bytes
     }
 
     /// The file at `path`, or nil when there is none.

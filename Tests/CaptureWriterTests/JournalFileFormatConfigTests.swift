@@ -33,3 +33,20 @@ private func resolve(_ conf: String) throws -> OutlConfig {
         }
     }
 }
+
+@Test func attachment_limit_is_a_size_and_anything_else_is_refused_with_its_line() throws {
+    #expect(try resolve("workspace = /w\n").attachmentLimit == nil)
+    for (value, bytes) in [("256M", 256 << 20), ("1K", 1024), ("512KiB", 512 << 10), ("16G", 16 << 30), ("4096", 4096), ("1", 1)] {
+        #expect(try resolve("attachment-limit = \(value)\n").attachmentLimit == bytes, "\(value)")
+    }
+    // Out of range, not a size, or so large it would overflow: refused, never a trap.
+    for value in ["0", "17G", "lots", "-1", "1.5M", "256 M", "999999999999G", "M"] {
+        do {
+            _ = try resolve("attachment-limit = \(value)\n")
+            Issue.record("accepted attachment-limit = \(value)")
+        } catch let e as ConfigError {
+            #expect(e.description.hasSuffix("outld.conf:1: attachment-limit is a size from 1 to 16G: bytes, or a number followed by K, M or G (1024-based), not \"\(value)\""),
+                    "\(e.description)")
+        }
+    }
+}
