@@ -60,27 +60,36 @@ public enum Durable {
     /// `publish` relative to open directories: the temp `tempName` in `tempDir`, the final `name`
     /// in `dir`. No path is walked, so a link swapped in above either directory cannot redirect
     /// the write; the paths are for the seam only.
+    /// With `statAfterRename`, returns the file's stat taken through its own descriptor after the
+    /// rename (the inode published and its times then, whatever the name holds by the time the
+    /// caller looks); nil otherwise, or when that fstat failed, which fails nothing.
+    @discardableResult
     public static func publish(_ bytes: [UInt8], name: String, in dir: FileDescriptor, dirPath: String,
                                via tempName: String, in tempDir: FileDescriptor, tempDirPath: String,
                                mode: mode_t = 0o600, syncTempDirectory: Bool = true,
-                               retractIfUnsynced: Bool = false) throws {
+                               retractIfUnsynced: Bool = false, statAfterRename: Bool = false) throws -> stat? {
         let path = Path.join(dirPath, name), temp = Path.join(tempDirPath, tempName)
         let file = try tempDir.openat(tempName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode, fullPath: temp)
+        // Closed before the rename unless its stamp is wanted after it (a rename changes the ctime).
+        var open = true
+        defer { if open { file.close() } }
         do {
-            try file.closeAfter {
-                try Sys.writeAll(file.rawValue, bytes)
-                try Sys.fsync(file.rawValue)
-            }
+            try Sys.writeAll(file.rawValue, bytes)
+            try Sys.fsync(file.rawValue)
         } catch {
+            file.close(); open = false
             try? tempDir.unlink(tempName, fullPath: temp)
             throw error
         }
+        if !statAfterRename { file.close(); open = false }
         do {
             try tempDir.rename(tempName, to: name, in: dir, fullPaths: (temp, path))
         } catch {
             try? tempDir.unlink(tempName, fullPath: temp)
             throw error
         }
+        let published = statAfterRename ? try? Sys.fstat(file.rawValue) : nil
+        if open { file.close(); open = false }
         do {
             try dir.sync()
         } catch {
@@ -88,6 +97,7 @@ public enum Durable {
             throw error
         }
         if syncTempDirectory { try tempDir.sync() }
+        return published
     }
 
     /// Reads a whole regular file of at most `limit` bytes without following a final symlink

@@ -15,6 +15,8 @@ final class WorkspaceCore {
     let opsDir: String
     let tmpDir: String
     private var locks: WriteLocks
+    /// Opened to read only: nothing is written, the page index included.
+    let readOnly: Bool
     let actor: BlockID
     var clock: HLClock
     /// Mutated in place only, never replaced: PageRenderer's cache names contents by arena offset.
@@ -45,6 +47,7 @@ final class WorkspaceCore {
 
     init(options: WorkspaceOptions) throws {
         root = options.root
+        readOnly = options.readOnly
         // The root is checked again at most once a second; what is below it, at every pass.
         directories = HeldDirectories(root: root, rootCheckNs: 1_000_000_000)
         opsDir = Path.join(root, ".outl/ops")
@@ -73,11 +76,13 @@ final class WorkspaceCore {
         locks = taken
         follower.directories = directories
         writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender, seen: seen, log: log)
-        pages = PageFiles(stateDir: stateDir, records: ReconcilerRecords(stateDir: stateDir, log: log))
+        pages = PageFiles(stateDir: stateDir, records: ReconcilerRecords(stateDir: stateDir, log: log), log: log)
         transit = WorkInTransit(root: root, opsDir: opsDir, ownOpFile: OpLogWriter.fileName(actor), settleMs: options.syncSettleMs)
         onPageFailure = options.onPageFailure
-        // After a crash between an op and its projection any page may be stale: check them all once.
-        pages.markStale(model.pages.keys)
+        // After a crash between an op and its projection, or ops that arrived while nothing ran, any
+        // page may be stale: each is checked once, but one whose file and model are as it was last
+        // projected is known to show the model without being read (StartCheck).
+        pages.markStale(pagesToCheckAtStart())
         for id in model.refusedPages.keys.sorted() { logRefused(id) }
     }
 
@@ -102,6 +107,8 @@ final class WorkspaceCore {
     }
 
     func close() {
+        if !readOnly { pages.index.flush() }
+        pages.index.close()
         writer.close()
         do { try seen.sync() } catch { log.warning("\(error)") }
         seen.close()

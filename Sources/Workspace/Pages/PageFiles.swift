@@ -1,8 +1,10 @@
 // PageFiles: the one owner of what this device knows about each page's file: its state (clean,
 // stale, waiting, failing), the content its changes were last taken from, and the stray files that
-// stand for a page without being its file (a second spelling, a sync tool's conflict copy). Invariants:
-// every page starts stale at boot; a page absent from `states` is clean; one page's failure is that
-// page's state and holds back no other page; the failing set is recorded for `outl status`.
+// stand for a page without being its file (a second spelling, a sync tool's conflict copy), and where
+// and as what each file was last left (PageIndex). Invariants: at boot every page is stale but those
+// whose file and model are as last projected (StartCheck); a page absent from `states` is clean; one
+// page's failure is that page's state and holds back no other page; the failing set is recorded for
+// `outl status`.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -101,6 +103,8 @@ final class PageFiles {
     /// Stray files waiting (path relative to the root).
     private(set) var strays: [String: StrayFile] = [:]
     let records: ReconcilerRecords
+    /// Each page file's stamp and model digest as last projected (or read unchanged).
+    let index: PageIndex
     /// Stamps of this device's ops taken from another producer's file (OpHistory.adopted).
     private(set) var adopted: Set<HLC> = []
     private let adoptedRecord: String
@@ -110,8 +114,9 @@ final class PageFiles {
     private let failingRecord: String
     private var failingWritten: [PageFailure] = []
 
-    init(stateDir: String, records: ReconcilerRecords) {
+    init(stateDir: String, records: ReconcilerRecords, log: WorkspaceLog = .silent) {
         self.records = records
+        index = PageIndex(stateDir: stateDir, log: log)
         failingRecord = Path.join(stateDir, "failing-pages")
         adoptedRecord = Path.join(stateDir, "adopted-ops")
         if let bytes = try? Durable.readRegularFile(adoptedRecord, limit: 64 << 20) {
@@ -123,8 +128,8 @@ final class PageFiles {
                 adopted.insert(HLC(wall: w, counter: c, actor: a))
             }
         }
-        // What an earlier process recorded: rewritten by the first pass that finds otherwise (every
-        // page is stale at boot, so each of them is tried again first).
+        // What an earlier process recorded: rewritten by the first pass that finds otherwise (a
+        // failing page's file is not as last projected, so it is stale at boot and tried again first).
         failingWritten = PageFiles.recordedFailures(stateDir: stateDir)
     }
 
@@ -167,6 +172,8 @@ final class PageFiles {
     }
 
     func clean(_ id: BlockID) { states[id] = nil; wasWaiting.remove(id) }
+    /// Neither stale nor waiting nor failing: its file shows the model as last projected.
+    func isClean(_ id: BlockID) -> Bool { states[id] == nil && failed[id] == nil }
     /// Makes the page wait; returns whether it was not waiting before its last pass (to log once).
     func wait(_ id: BlockID, origin: PageFileOrigin, ctimeMs: Int64) -> Bool {
         let new = !wasWaiting.contains(id)

@@ -43,10 +43,11 @@ struct PageLocation {
     var rel: String { "\(dir)/\(name)" }
 }
 
-/// A page file as read: its bytes, and its identity and ctime from the same descriptor.
+/// A page file as read: its bytes, and its identity, stamp and ctime from the same descriptor.
 struct PageFileRead {
     var bytes: [UInt8]
     var identity: FileIdentity
+    var stamp: FileStamp
     var ctimeMs: Int64
 }
 
@@ -62,6 +63,7 @@ extension WorkspaceCore {
         let dirs = PageDirectories(directories)
         defer {
             pages.recordFailures(log: log)
+            pages.index.flush()
             // The archive's copy of what was just acknowledged, synced once the pass's work is done.
             do { try seen.sync() } catch { log.warning("syncing this device's archive of ops: \(error)") }
         }
@@ -114,7 +116,7 @@ extension WorkspaceCore {
         guard let dir else { return nil }
         do {
             let (bytes, st) = try Durable.readRegularFileAndStat(name, in: dir, fullPath: Path.join(root, rel), limit: maxPageBytes)
-            return PageFileRead(bytes: bytes, identity: FileIdentity(st), ctimeMs: WorkInTransit.ctimeMs(st))
+            return PageFileRead(bytes: bytes, identity: FileIdentity(st), stamp: FileStamp(st), ctimeMs: WorkInTransit.ctimeMs(st))
         } catch let e as Errno where e == .ENOENT {
             return nil
         } catch {
@@ -148,40 +150,47 @@ extension WorkspaceCore {
             throw PageFileError(path: loc.rel, reason: "would be larger than the \(pageLimitText) a page file may hold; its blocks stay in the op log")
         }
         var identity = file?.identity
+        var stamp = file?.stamp
         var wrote = false
         let unchanged = sameBytes(file?.bytes, bytes)
         if !unchanged, !(file == nil && bytes.isEmpty) {
-            identity = try publish(bytes, rel: loc.rel, dir: loc.dir, name: loc.name, page: id, dirs: dirs)
+            (identity, stamp) = try publish(bytes, rel: loc.rel, dir: loc.dir, name: loc.name, page: id, dirs: dirs)
             wrote = true
         }
         // What the file held just before: all of it when it was left as it was, else what its last
         // reading (or this device's last projection) showed.
         pages.records.remember(bytes, ids: shown, fileHeld: unchanged ? { _ in true } : nil,
                                identity: identity, of: id)
+        // The file (or its absence) now holds exactly what this model renders to.
+        if stamp != nil || file == nil { pages.index.record(id, stamp: stamp, digest: startDigest(id), rel: loc.rel) }
         pages.clean(id)
         return wrote ? Path.join(root, loc.rel) : nil
     }
 
     /// Writes a page file durably through a temporary in .outl/tmp named for the page id (within
-    /// NAME_MAX whatever the page's name); returns the identity of the file published.
-    func publish(_ bytes: [UInt8], rel: String, dir: String, name: String, page id: BlockID, dirs: PageDirectories) throws -> FileIdentity {
+    /// NAME_MAX whatever the page's name); returns the identity of the file published, and its stamp
+    /// as its own descriptor gave it (nil when that could not be read: the page is then read at start).
+    func publish(_ bytes: [UInt8], rel: String, dir: String, name: String, page id: BlockID, dirs: PageDirectories) throws -> (FileIdentity, FileStamp?) {
         let pageDir = try dirs.created(dir)
         let tmp = try dirs.created(".outl/tmp")
         let tempName = "\(id).md.tmp"
         let tmpPath = Path.join(root, ".outl/tmp")
-        func once() throws {
+        func once() throws -> stat? {
             // The temp is in .outl/tmp, so its departure need not be durable: one fsync of the file
             // and one of its directory make the page durable.
             try Durable.publish(bytes, name: name, in: pageDir, dirPath: Path.join(root, dir),
-                                via: tempName, in: tmp, tempDirPath: tmpPath, mode: 0o644, syncTempDirectory: false)
+                                via: tempName, in: tmp, tempDirPath: tmpPath, mode: 0o644, syncTempDirectory: false,
+                                statAfterRename: true)
         }
         do {
-            do { try once() } catch let e as Errno where e == .EEXIST {
+            var published: stat?
+            do { published = try once() } catch let e as Errno where e == .EEXIST {
                 // A temporary a crash left behind.
                 try? tmp.unlink(tempName, fullPath: Path.join(tmpPath, tempName))
-                try once()
+                published = try once()
             }
-            return FileIdentity(try pageDir.stat(name, fullPath: Path.join(root, rel)))
+            if let published { return (FileIdentity(published), FileStamp(published)) }
+            return (FileIdentity(try pageDir.stat(name, fullPath: Path.join(root, rel))), nil)
         } catch {
             throw PageFileError(rel, error)
         }
@@ -402,8 +411,9 @@ extension WorkspaceCore {
     }
 
     /// Sorts one file under journals/ or pages/: its page's own file is marked stale (with who
-    /// changed it); another spelling or a conflict copy of a page is taken as a stray.
-    func noteFile(_ rel: String, origin: PageFileOrigin, dirs: PageDirectories) throws {
+    /// changed it), unless `asLeft` and it is as last projected (StartCheck) while its page is clean;
+    /// another spelling or a conflict copy of a page is taken as a stray.
+    func noteFile(_ rel: String, origin: PageFileOrigin, dirs: PageDirectories, asLeft: Bool = false) throws {
         let name = Path.lastComponent(rel), dir = Path.parent(of: rel)
         if let original = SyncToolNames.conflictOriginal(name) {
             guard let id = try page(forFile: "\(dir)/\(original)") else { return }
@@ -415,6 +425,8 @@ extension WorkspaceCore {
         guard let id = try page(forFile: rel) else { return }
         let own = try? location(of: id, dirs: dirs)
         if own == nil || own?.rel == rel {
+            // A clean page's model is the one its entry's digest names (every change marks it stale).
+            if asLeft, pages.isClean(id), let e = pages.index.entries[id], fileAsLeft(id, e, dirs: dirs) { return }
             pages.fileChanged(id, origin: origin)
         } else {
             do { try takeStray(rel, .secondSpelling, page: id, origin: origin, dirs: dirs) }
@@ -434,7 +446,8 @@ extension WorkspaceCore {
         _ = try projectStalePages()
     }
 
-    /// Every file under journals/ and pages/, as if each had changed while nobody watched, then a pass.
+    /// Every file under journals/ and pages/, as if each had changed while nobody watched (but those
+    /// found as last projected), then a pass.
     func reconcileAll() throws {
         let dirs = PageDirectories(directories)
         for dir in ["journals", "pages"] {
@@ -447,7 +460,7 @@ extension WorkspaceCore {
                 continue
             }
             for n in names.sorted() where n.hasSuffix(".md") && !n.hasPrefix(".") {
-                try noteFile("\(dir)/\(n)", origin: .unknown, dirs: dirs)
+                try noteFile("\(dir)/\(n)", origin: .unknown, dirs: dirs, asLeft: true)
             }
         }
         _ = try projectStalePages()

@@ -71,6 +71,11 @@ struct HeldBackBlock: Equatable {
 }
 
 enum PageRenderer {
+    /// What a page's bytes are for a given model, as a number: bumped with any change to how a page
+    /// is rendered (Markdown.render, its escapes, the held-back choice), so a start reads again every
+    /// page file the older renderer wrote (PageIndex). PageRendererTests pins a rendering to it.
+    static let formatVersion = 1
+
     /// The page within `limit` bytes: blocks are held back (each with its descendants, whose depth
     /// only their parent gives them) largest own lines first, ties by id, until the rest fits. The
     /// choice depends on the model alone, never on the order ops arrived in, so every device that

@@ -1,0 +1,106 @@
+// PageDigest: a 64-bit digest of everything a page's file is rendered from (its name, kind and
+// preamble; each of its blocks' id, parent, position, text, properties, deletion and move stamp),
+// so a start can tell a page the model still renders as last projected without rendering it.
+// Invariants: a function of the model's state alone, never of the order ops arrived in (rows are
+// summed, property keys hashed by name, not by their interned number); any change a rendering can
+// show changes it (but for a 64-bit collision), and it is recorded only beside bytes the renderer
+// of the same `PageRenderer.formatVersion` made.
+
+/// A streaming 64-bit hash of words and bytes (a multiply-xorshift per word, murmur3's finalizer at
+/// the end): fast over the arena's bytes, and never stored beyond this device's state directory.
+struct DigestHasher {
+    private(set) var state: UInt64
+
+    init(seed: UInt64) { state = seed ^ 0x243F_6A88_85A3_08D3 }
+
+    @inline(__always) mutating func add(_ w: UInt64) {
+        state = (state ^ w) &* 0x9E37_79B9_7F4A_7C15
+        state ^= state >> 29
+    }
+
+    @inline(__always) mutating func add(_ b: UnsafeBufferPointer<UInt8>) {
+        add(UInt64(b.count))
+        guard let p = b.baseAddress else { return }
+        let raw = UnsafeRawPointer(p)
+        var i = 0
+        while i + 8 <= b.count { add(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)); i += 8 }
+        var tail: UInt64 = 0, shift: UInt64 = 0
+        while i < b.count { tail |= UInt64(b[i]) << shift; shift += 8; i += 1 }
+        if shift > 0 { add(tail) }
+    }
+
+    mutating func add(_ s: String) {
+        var s = s
+        s.withUTF8 { add($0) }
+    }
+
+    @inline(__always) mutating func add(_ id: BlockID) { add(id.hi); add(id.lo) }
+
+    var finished: UInt64 { DigestHasher.mix(state) }
+
+    @inline(__always) static func mix(_ x: UInt64) -> UInt64 {
+        var k = x
+        k ^= k >> 33; k = k &* 0xFF51_AFD7_ED55_8CCD
+        k ^= k >> 33; k = k &* 0xC4CE_B9FE_1A85_EC53
+        return k ^ (k >> 33)
+    }
+}
+
+extension Model {
+    /// The digest of what `pageID`'s file is rendered from (see the header); 0 for no such page.
+    func renderDigest(of pageID: BlockID) -> UInt64 {
+        guard let page = pages[pageID] else { return 0 }
+        var head = DigestHasher(seed: 1)
+        head.add(page.known ? 1 : 0)
+        head.add(page.kind == .journal ? 1 : 2)
+        head.add(page.name)
+        head.add(page.preamble)
+        // Rows are summed, each finished on its own: the sum does not depend on their order.
+        var sum = head.finished
+        let keyHashes = blocks.keys.nameDigests()
+        blocks.rows.withUnsafeBufferPointer { rows in
+            blocks.arena.withUnsafeBufferPointer { a in
+                for r in page.rows {
+                    let row = rows[Int(r)]
+                    guard row.page == pageID else { continue }  // listed here, shown on another page
+                    var h = DigestHasher(seed: 2)
+                    h.add(row.id)
+                    h.add(row.deleted ? 1 : 0)
+                    if row.hasParent { h.add(row.parent) } else { h.add(0) }
+                    var i = Int(row.pos)
+                    var n = BlockTable.readVarint(a, &i)
+                    h.add(UnsafeBufferPointer(rebasing: a[i..<(i + n)]))
+                    i = Int(row.content)
+                    n = BlockTable.readVarint(a, &i)
+                    h.add(UnsafeBufferPointer(rebasing: a[i..<(i + n)]))
+                    i += n
+                    while true {
+                        let k = BlockTable.readVarint(a, &i)
+                        if k == 0 { break }
+                        h.add(keyHashes[k - 1])
+                        n = BlockTable.readVarint(a, &i)
+                        h.add(UnsafeBufferPointer(rebasing: a[i..<(i + n)]))
+                        i += n
+                    }
+                    // The newest move breaks a cycle of parents (PageArrangement).
+                    if let m = blocks.edits[Int(r)]?.move { h.add(UInt64(bitPattern: m.wall)); h.add(UInt64(m.counter)); h.add(m.actor) }
+                    sum &+= h.finished
+                }
+            }
+        }
+        return sum
+    }
+}
+
+extension KeyTable {
+    /// Each key's digest by its bytes (not its interned number, which depends on arrival order).
+    func nameDigests() -> [UInt64] {
+        flat.withUnsafeBufferPointer { f in
+            (0..<names.count).map { k in
+                var h = DigestHasher(seed: 3)
+                h.add(UnsafeBufferPointer(rebasing: f[starts[k]..<starts[k + 1]]))
+                return h.finished
+            }
+        }
+    }
+}
