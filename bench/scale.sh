@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/scale.sh: a ten-year workspace (SCALE_OPS ops, default 1,000,000: 10,000 days of 100
 # captures). outld's start to READY=1 with every page file present and with none (a device that
-# has only the op logs), each next to the op-log boot of the same workspace in the same run, and
-# outld's resident memory once ready. Target: ready within 1.5x the boot with pages present.
+# has only the op logs: it writes them after READY=1, and the time until it has is shown too), each
+# next to the op-log boot of the same workspace in the same run, and outld's resident memory once
+# ready. Target: ready within 1.5x the boot with pages present.
 set -euo pipefail
 cd "$(dirname "$0")"
 exec python3 scale_bench.py

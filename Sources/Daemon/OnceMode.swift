@@ -42,7 +42,9 @@ public enum OnceMode {
             let io = BatchIO.make(forcePlain: options.io == .plain)
             let workspace: Workspace
             do {
-                workspace = try Workspace(options: WorkspaceStart.options(config, io: io, log: log))
+                var wopts = WorkspaceStart.options(config, io: io, log: log)
+                if isatty(2) == 1 { wopts.bootProgress = bootProgressLine() }
+                workspace = try Workspace(options: wopts)
             } catch WorkspaceError.locked {
                 if monotonicNanoseconds() >= deadline {
                     print("timed out after \(formatSeconds(options.timeoutSeconds)): the workspace \(root) stayed locked")
@@ -66,6 +68,7 @@ public enum OnceMode {
         await DrainPass.catchUp(config.drainedInboxes, workspace: workspace, log: log)
         let report = await DrainPass.run(config.drainedInboxes, workspace: workspace, io: io, observer: observer,
                                          log: log, options: DrainPass.options(config))
+        await finishPages(workspace, log: log)
         let failing = await workspace.failingPages
         await workspace.close()
         for line in report.refusedInboxes { log.error(line) }
@@ -84,6 +87,53 @@ public enum OnceMode {
             && report.unsettled.isEmpty && report.refusedInboxes.isEmpty && failing.isEmpty
         if !quiet || verbose { print(line) }
         return status(of: report, failingPages: failing.count)
+    }
+
+    /// The boot's progress as a line on the terminal, once it has taken a moment, rewritten at most
+    /// ten times a second and cleared once the op log is read.
+    static func bootProgressLine() -> (Int, Int) -> Void {
+        var shownNs: UInt64 = 0
+        let started = monotonicNanoseconds()
+        return { read, total in
+            if read >= total {
+                if shownNs > 0 { ProgressLine.clear() }
+                return
+            }
+            // A short boot shows nothing; a long one a line rewritten ten times a second.
+            let now = monotonicNanoseconds()
+            guard now - started >= ProgressLine.after, now - shownNs >= 100_000_000 else { return }
+            shownNs = monotonicNanoseconds()
+            ProgressLine.show("outld: reading the op log: \(read >> 20) of \(total >> 20) MiB")
+        }
+    }
+
+    /// Writes the pages the passes in slices left, before the workspace closes; on a terminal, with
+    /// a progress line on stderr (none otherwise, so cron stays quiet).
+    static func finishPages(_ workspace: Workspace, log: JournalLog) async {
+        var backlog = PageBacklog()
+        let progress = isatty(2) == 1
+        var shownNs: UInt64 = 0
+        let started = monotonicNanoseconds()
+        // Each pass writes at least one page, and a page left stale again is one its own hand
+        // edits made stale: the bound only guards against a pass that writes nothing forever.
+        var passes = 0
+        let bound = await workspace.stalePages * 4 + 16
+        while passes < bound {
+            let left = await workspace.stalePages
+            if left == 0 { break }
+            _ = backlog.update(left: left)
+            let now = monotonicNanoseconds()
+            if progress, now - started >= ProgressLine.after, now - shownNs >= 100_000_000 {
+                ProgressLine.show("outld: \(backlog.status)")
+                shownNs = monotonicNanoseconds()
+            }
+            do { _ = try await workspace.projectDirtyPages() } catch {
+                log.warning("projection: \(error)")
+                break
+            }
+            passes += 1
+        }
+        if progress && shownNs > 0 { ProgressLine.clear() }
     }
 
     /// A problem a person must fix outranks one that time fixes: 77 (rejected/ may not be

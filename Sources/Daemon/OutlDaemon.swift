@@ -57,6 +57,9 @@ public final class OutlDaemon {
         ServiceNotifier.ready()
         log.info("ready: workspace \(config.workspaceRoot), \(config.drainedInboxes.count) inbox(es), io \(io.backend)",
                  id: .ready, fields: ["OUTL_WORKSPACE": config.workspaceRoot])
+        // Pages the start left (a device with ops but no page files) are written after READY=1,
+        // a slice per turn of the loop.
+        await daemon.scheduleSlice()
         daemon.publishStatus()
 
         let status = await daemon.loop()

@@ -47,8 +47,10 @@ struct Deadlines {
     var judgeWaiting: UInt64? = nil
     /// Draining again when a capture waiting for its attachments is due to be set aside.
     var attachmentWait: UInt64? = nil
+    /// The next slice of a page backlog: due at once, after whatever the turn that set it handled.
+    var pageSlice: UInt64? = nil
 
-    var earliest: UInt64? { [watchdog, retry, ringRelease, judgeWaiting, attachmentWait].compactMap { $0 }.min() }
+    var earliest: UInt64? { [watchdog, retry, ringRelease, judgeWaiting, attachmentWait, pageSlice].compactMap { $0 }.min() }
 
     static func isDue(_ deadline: UInt64?, now: UInt64) -> Bool { deadline.map { now >= $0 } ?? false }
 }
@@ -80,6 +82,9 @@ final class RunningDaemon {
     var lastRefused: Set<String> = []
     /// What the last merge of other devices' ops did (for STATUS=).
     var lastMerge: String? = nil
+    /// Pages still to write, a slice per turn of the loop (STATUS= says how far).
+    var backlog = PageBacklog()
+    var lastStatusNs: UInt64 = 0
 
     static let ringIdleRelease: UInt64 = 10_000_000_000
     /// The settle window: when a wake-up brings several arrivals at once (a burst is under way),
@@ -144,7 +149,26 @@ final class RunningDaemon {
                 wake.drain = true
             }
             if wake.drain && !isWaitingToRetry { await drainNow() }
+            await scheduleSlice()
         }
+    }
+
+    /// Whatever this turn did may have left stale pages (a start without page files, a large merge,
+    /// a slice that ran out of time): the next slice is due at once, so the next turn writes it
+    /// after it has looked at inotify and the signals.
+    func scheduleSlice() async {
+        let left = await workspace.stalePages
+        switch backlog.update(left: left) {
+        case .started:
+            log.info("writing \(left) page(s) in slices of at most \(PageBacklog.slice().milliseconds) ms; captures are drained between them")
+        case .finished(let n, let ns):
+            log.info("wrote the \(n) page(s) left to write in \(formatDuration(ns))")
+            publishStatus()
+        case .none:
+            break
+        }
+        deadlines.pageSlice = left > 0 ? monotonicNanoseconds() : nil
+        if backlog.active, monotonicNanoseconds() - lastStatusNs >= 200_000_000 { publishStatus() }
     }
 
     private var isWaitingToRetry: Bool {
@@ -178,6 +202,10 @@ final class RunningDaemon {
         if Deadlines.isDue(deadlines.attachmentWait, now: now) { wake.drain = true; deadlines.attachmentWait = nil }
         if Deadlines.isDue(deadlines.judgeWaiting, now: now) {
             await judgeWaiting()
+            await projectDirtyPages()
+        }
+        if Deadlines.isDue(deadlines.pageSlice, now: now) {
+            deadlines.pageSlice = nil
             await projectDirtyPages()
         }
         if Deadlines.isDue(deadlines.ringRelease, now: now) {
@@ -375,11 +403,12 @@ final class RunningDaemon {
 
     func publishStatus() {
         let waiting = pending_count(config.drainedInboxes, workspace: config.workspaceRoot)
-        var s = deadlines.retry == nil ? "idle" : "retrying in \(formatDuration(backoff.delay))"
+        var s = deadlines.retry == nil ? (backlog.active ? backlog.status : "idle") : "retrying in \(formatDuration(backoff.delay))"
         s += "; \(drainLog.drained) drained, \(drainLog.rejected) rejected, "
         s += waiting == 0 ? "inbox empty" : "\(waiting) waiting"
         if let m = lastMerge { s += "; \(m)" }
         if let e = lastError { s += "; last error: \(e)" }
+        lastStatusNs = monotonicNanoseconds()
         ServiceNotifier.status(s)
     }
 

@@ -81,6 +81,9 @@ enum WorkspaceStart {
             }
         })
         w.onPageFailure = { f, recovered in log.pageFailure(path: f.path, reason: f.reason, recovered: recovered) }
+        // A pass never holds the loop (or a --once drain) for more than a slice: what is left is
+        // written by the passes after it.
+        w.pageSlice = PageBacklog.slice()
         return w
     }
 

@@ -42,6 +42,10 @@ public struct WorkspaceOptions {
     /// Told when a page becomes failing (its file cannot be read or written; `recovered` false, once
     /// per page and reason) and when it is written again (`recovered` true); default: `log`.
     public var onPageFailure: ((PageFailure, _ recovered: Bool) -> Void)? = nil
+    /// How much one pass over stale pages writes before it returns, leaving the rest stale for the
+    /// next (`stalePages` counts them): outld's loop drains, answers signals and pings the watchdog
+    /// between slices. nil (the default): a pass writes every stale page.
+    public var pageSlice: PageSlice? = nil
     /// Open to read only, beside a running writer: no write lock, no actor id minted, no torn
     /// tail cut, nothing written anywhere; every write method throws `.readOnly`.
     public var readOnly: Bool
@@ -52,6 +56,19 @@ public struct WorkspaceOptions {
         self.bootProgress = nil
         self.log = nil
         self.readOnly = readOnly
+    }
+}
+
+/// A bound on one pass over stale pages: it stops once it has written `pages` pages or spent
+/// `milliseconds`, whichever comes first (at least one page, so it always gets on).
+public struct PageSlice: Sendable, Equatable {
+    public var milliseconds: Int
+    public var pages: Int
+    var nanoseconds: UInt64 { UInt64(max(0, milliseconds)) * 1_000_000 }
+
+    public init(milliseconds: Int, pages: Int = Int.max) {
+        self.milliseconds = milliseconds
+        self.pages = pages
     }
 }
 
@@ -178,6 +195,9 @@ public actor Workspace {
     /// hand edits first). Returns the paths written. A page whose file cannot be read or written is
     /// failing (`failingPages`) and holds back no other; only an op-log failure is thrown.
     public func projectDirtyPages() throws -> [String] { try writable(); return try core.projectStalePages() }
+
+    /// Pages whose file may not show the model yet: what passes in slices still have to write.
+    public var stalePages: Int { core.pages.staleCount }
 
     /// Pages whose file could not be read or written at their last try (retried with backoff).
     public var failingPages: [PageFailure] { core.pages.failures }

@@ -25,6 +25,8 @@ final class WorkspaceCore {
     var renderCache = PageRenderCache()
     /// The largest page file written or read (tests make it small to reach it cheaply).
     var maxPageBytes = PageFiles.maxFileBytes
+    /// How much one pass over stale pages may do before it leaves the rest for the next; nil: all.
+    var slice: PageSlice?
     let writer: OpLogWriter
     /// Every op file's cursor: where the boot and each live merge stopped reading.
     let follower: OpLogFollower
@@ -79,6 +81,7 @@ final class WorkspaceCore {
         pages = PageFiles(stateDir: stateDir, records: ReconcilerRecords(stateDir: stateDir, log: log), log: log)
         transit = WorkInTransit(root: root, opsDir: opsDir, ownOpFile: OpLogWriter.fileName(actor), settleMs: options.syncSettleMs)
         onPageFailure = options.onPageFailure
+        slice = options.pageSlice
         // After a crash between an op and its projection, or ops that arrived while nothing ran, any
         // page may be stale: each is checked once, but one whose file and model are as it was last
         // projected is known to show the model without being read (StartCheck).

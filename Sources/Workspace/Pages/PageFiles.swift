@@ -93,6 +93,13 @@ final class PageFiles {
     static let maxRetryMs: Int64 = 5 * 60_000
 
     private(set) var states: [BlockID: PageState] = [:]
+    /// When each stale page was last marked so (a number that grows with every marking): a pass
+    /// takes the most recently marked first, so a capture's page is written before a backlog of
+    /// pages a start or a large merge left.
+    private var markedAt: [BlockID: UInt64] = [:]
+    private var markings: UInt64 = 0
+    /// Pages stale now: what a pass in slices still has to write.
+    var staleCount: Int { markedAt.count }
     /// Pages that waited at their last judgement (a page judged again while waiting is stale for a
     /// moment): so a wait is logged once, not at every judgement.
     private var wasWaiting = Set<BlockID>()
@@ -138,7 +145,9 @@ final class PageFiles {
     /// Marks pages stale (a commit or a merge changed them); a failing page waits for its retry
     /// (`retryDue`), a waiting one is judged again with the origin it had.
     func markStale<S: Sequence>(_ ids: S) where S.Element == BlockID {
+        markings += 1
         for id in ids where failed[id] == nil {
+            markedAt[id] = markings
             switch states[id] {
             case .stale?: continue
             case .waiting(let o, _)?: states[id] = .stale(o)
@@ -157,12 +166,14 @@ final class PageFiles {
         default: break
         }
         states[id] = .stale(o)
+        markings += 1
+        markedAt[id] = markings
     }
 
-    /// The stale pages in id order (one scan: a pass takes them as a batch, then looks again for
-    /// pages its own commits made stale).
+    /// The stale pages, the most recently marked first, then in id order (one scan: a pass takes
+    /// them as a batch, then looks again for pages its own commits made stale).
     func staleBatch() -> [BlockID] {
-        states.compactMap { if case .stale = $0.value { return $0.key } else { return nil } }.sorted()
+        markedAt.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map(\.key)
     }
 
     /// Who changed a stale page's file; nil when the page is no longer stale.
@@ -171,13 +182,14 @@ final class PageFiles {
         return nil
     }
 
-    func clean(_ id: BlockID) { states[id] = nil; wasWaiting.remove(id) }
+    func clean(_ id: BlockID) { states[id] = nil; markedAt[id] = nil; wasWaiting.remove(id) }
     /// Neither stale nor waiting nor failing: its file shows the model as last projected.
     func isClean(_ id: BlockID) -> Bool { states[id] == nil && failed[id] == nil }
     /// Makes the page wait; returns whether it was not waiting before its last pass (to log once).
     func wait(_ id: BlockID, origin: PageFileOrigin, ctimeMs: Int64) -> Bool {
         let new = !wasWaiting.contains(id)
         states[id] = .waiting(origin, ctimeMs: ctimeMs)
+        markedAt[id] = nil
         wasWaiting.insert(id)
         return new
     }
@@ -202,6 +214,7 @@ final class PageFiles {
         f.retryAtMs = now + min(PageFiles.maxRetryMs, Int64(1000) << Int64(min(f.attempts - 1, 20)))
         failed[id] = f
         states[id] = nil
+        markedAt[id] = nil
         return news ? f : nil
     }
 
@@ -219,7 +232,7 @@ final class PageFiles {
         var next: Int64? = nil
         for (id, f) in failed {
             if f.retryAtMs <= now {
-                if states[id] == nil { states[id] = .stale(.unknown) }
+                if states[id] == nil { states[id] = .stale(.unknown); markedAt[id] = 0 }
             } else {
                 next = min(next ?? Int64.max, f.retryAtMs - now)
             }

@@ -54,11 +54,15 @@ struct PageFileRead {
 extension WorkspaceCore {
     // MARK: the pass
 
-    /// Projects every stale page (and failing pages whose retry is due); returns the paths written.
-    /// A page whose file cannot be read or written becomes failing (logged once, retried with
-    /// backoff) and the others go on; only an op-log failure (a commit of hand edits) is thrown.
+    /// Projects every stale page (and failing pages whose retry is due), the most recently marked
+    /// first, or, with a `slice`, as many as fit in it (`pages.staleCount` says what is left);
+    /// returns the paths written. A page whose file cannot be read or written becomes failing
+    /// (logged once, retried with backoff) and the others go on; only an op-log failure (a commit of
+    /// hand edits) is thrown.
     func projectStalePages() throws -> [String] {
         let now = wallClockMilliseconds()
+        let started = monotonicNanoseconds()
+        var done = 0
         _ = pages.retryDue(now: now)
         let dirs = PageDirectories(directories)
         defer {
@@ -71,7 +75,12 @@ extension WorkspaceCore {
         var batch = pages.staleBatch()
         while !batch.isEmpty {
             for id in batch {
+                // At least one page per pass, so a slice always makes progress.
+                if let slice, done > 0, done >= slice.pages || monotonicNanoseconds() - started >= slice.nanoseconds {
+                    return written
+                }
                 guard let origin = pages.staleOrigin(id) else { continue }
+                done += 1
                 do {
                     if let p = try projectPage(id, origin: origin, dirs: dirs) { written.append(p) }
                     if let f = pages.succeeded(id) { pageFailure(f, recovered: true) }
