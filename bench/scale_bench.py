@@ -1,7 +1,7 @@
 # scale_bench.py: driver for bench/scale.sh (see there). Runs the real release outld under a
 # notify socket of its own, as systemd would, and times start to READY=1; the boot alone is
 # `outl debug-boot` of the same workspace and state directory.
-import os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+import os, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
 
 BIN = os.environ["OUTL_BIN_DIR"]
 OPS = int(os.environ.get("SCALE_OPS", "1000000"))
@@ -46,6 +46,82 @@ def start(home, ws, st, until_idle=False):
     os.unlink(sock)
     return ready, idle, mem
 
+def merge_under_load(home, ws):
+    """A second device's outld, ready and idle, receives the whole op log of `ws` as a sync tool
+    delivers it (a temporary renamed into .outl/ops). From the rename until it has merged it and
+    written its pages, a capture every 200 ms; each one's latency is writer exit to its page
+    written (OUTL_BENCH_TRACE). The notify socket is read throughout, as systemd reads it, for the
+    watchdog pings (WatchdogSec=30 as the shipped unit: a ping every 15 s is owed) and STATUS=."""
+    dev = f"{home}/device-b"
+    ws2, st2 = f"{dev}/ws", f"{dev}/state"
+    os.makedirs(f"{ws2}/.outl/ops", exist_ok=True)
+    os.makedirs(st2, exist_ok=True)
+    sock = f"{dev}/notify"
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.bind(sock)
+    s.settimeout(0.2)
+    trace = f"{dev}/trace"
+    d = subprocess.Popen([f"{BIN}/outld", "--workspace", ws2, "--state-dir", st2, "--log", "stderr"],
+                         env=env_for(dev, NOTIFY_SOCKET=sock, WATCHDOG_USEC="30000000", OUTL_BENCH_TRACE=trace),
+                         stderr=subprocess.DEVNULL)
+    events = []  # (monotonic time, message)
+    stop = threading.Event()
+    def listen():
+        while not stop.is_set():
+            try:
+                m = s.recv(65536).decode()
+            except socket.timeout:
+                continue
+            events.append((time.monotonic(), m))
+    t = threading.Thread(target=listen)
+    t.start()
+    while not any("READY=1" in m for _, m in events):
+        time.sleep(0.01)
+    name = [f for f in os.listdir(f"{ws}/.outl/ops") if f.startswith("ops-")][0]
+    tmp = f"{ws2}/.outl/ops/.syncthing.{name}.tmp"
+    shutil.copyfile(f"{ws}/.outl/ops/{name}", tmp)
+    subprocess.run(["sync"])
+    cap_env = env_for(dev)
+    t0 = time.monotonic()
+    os.rename(tmp, f"{ws2}/.outl/ops/{name}")
+    exits = {}
+    def done():
+        # Merged (STATUS= no longer says merging) and every page written (idle again).
+        st = [m for _, m in events if "STATUS=" in m]
+        return any("STATUS=merging" in m for m in st) and "STATUS=idle" in st[-1]
+    i = 0
+    while not done() and time.monotonic() - t0 < 600:
+        cid = subprocess.run([f"{BIN}/outl-capture", "--workspace", ws2, "--quiet", f"capture {i} during the merge"], env=cap_env,
+                             capture_output=True, check=True).stdout.decode().strip()
+        exits[cid] = time.time_ns() // 1000
+        i += 1
+        time.sleep(0.2)
+    end = time.monotonic()
+    deadline = time.time() + 30
+    lat = {}
+    while len(lat) < len(exits) and time.time() < deadline:
+        time.sleep(0.05)
+        try:
+            for l in open(trace):
+                c, _, pu = l.split()
+                if c in exits:
+                    lat[c] = (int(pu) - exits[c]) / 1e6
+        except FileNotFoundError:
+            pass
+    merged_at = max((t for t, m in events if "STATUS=merging" in m), default=t0) - t0
+    pings = [t for t, m in events if "WATCHDOG=1" in m and t >= t0]
+    gaps = [b - a for a, b in zip([t0] + pings, pings + [end])]
+    stop.set(); t.join()
+    d.send_signal(signal.SIGTERM)
+    d.wait()
+    s.close()
+    v = sorted(lat.values())
+    print(f"foreign merge of {name[4:12]}...'s op log under load: merging until about {merged_at:.1f} s, "
+          f"merged and all pages written {end - t0:.1f} s after the rename")
+    print(f"  {len(exits)} captures every 200 ms meanwhile, {len(lat)} landed: latency to their page "
+          f"p50 {v[len(v) // 2] if v else float('nan'):.3f} s, max {v[-1] if v else float('nan'):.3f} s (target <= 1 s)")
+    print(f"  largest gap between watchdog pings {max(gaps):.1f} s (WatchdogSec=30 owes one every 15 s)")
+
 def main():
     home = tempfile.mkdtemp(prefix="outl-bench-scale.", dir=os.environ.get("TMPDIR", "/var/tmp"))
     ws, st = f"{home}/ws", f"{home}/state"
@@ -78,6 +154,7 @@ def main():
     print(f"{label:34s} {written:8.3f} {written / b:7.2f}")
     print(f"resident after READY (pages there): {mem['VmRSS']} MiB ({mem['VmRSS'] * 1048576 // ops} bytes/op), "
           f"peak {mem['VmHWM']} MiB; with no pages: {bare_mem['VmRSS']} MiB, peak {bare_mem['VmHWM']} MiB")
+    merge_under_load(home, ws)
     shutil.rmtree(home, ignore_errors=True)
 
 main()

@@ -49,8 +49,10 @@ struct Deadlines {
     var attachmentWait: UInt64? = nil
     /// The next slice of a page backlog: due at once, after whatever the turn that set it handled.
     var pageSlice: UInt64? = nil
+    /// The next slice of a live merge that stopped with more to read: the same.
+    var mergeSlice: UInt64? = nil
 
-    var earliest: UInt64? { [watchdog, retry, ringRelease, judgeWaiting, attachmentWait, pageSlice].compactMap { $0 }.min() }
+    var earliest: UInt64? { [watchdog, retry, ringRelease, judgeWaiting, attachmentWait, pageSlice, mergeSlice].compactMap { $0 }.min() }
 
     static func isDue(_ deadline: UInt64?, now: UInt64) -> Bool { deadline.map { now >= $0 } ?? false }
 }
@@ -84,6 +86,8 @@ final class RunningDaemon {
     var lastMerge: String? = nil
     /// Pages still to write, a slice per turn of the loop (STATUS= says how far).
     var backlog = PageBacklog()
+    /// A live merge read a slice per turn of the loop (STATUS= says how far); pages wait for its end.
+    var merge = MergeProgress()
     var lastStatusNs: UInt64 = 0
 
     static let ringIdleRelease: UInt64 = 10_000_000_000
@@ -155,7 +159,8 @@ final class RunningDaemon {
 
     /// Whatever this turn did may have left stale pages (a start without page files, a large merge,
     /// a slice that ran out of time): the next slice is due at once, so the next turn writes it
-    /// after it has looked at inotify and the signals.
+    /// after it has looked at inotify and the signals. Not while a merge is read in slices: a page
+    /// it touches would be written again by its next slice (a drain still writes its own page).
     func scheduleSlice() async {
         let left = await workspace.stalePages
         switch backlog.update(left: left) {
@@ -167,8 +172,8 @@ final class RunningDaemon {
         case .none:
             break
         }
-        deadlines.pageSlice = left > 0 ? monotonicNanoseconds() : nil
-        if backlog.active, monotonicNanoseconds() - lastStatusNs >= 200_000_000 { publishStatus() }
+        deadlines.pageSlice = left > 0 && !merge.active ? monotonicNanoseconds() : nil
+        if backlog.active || merge.active, monotonicNanoseconds() - lastStatusNs >= 200_000_000 { publishStatus() }
     }
 
     private var isWaitingToRetry: Bool {
@@ -203,6 +208,14 @@ final class RunningDaemon {
         if Deadlines.isDue(deadlines.judgeWaiting, now: now) {
             await judgeWaiting()
             await projectDirtyPages()
+        }
+        if Deadlines.isDue(deadlines.mergeSlice, now: now) {
+            deadlines.mergeSlice = nil
+            await mergeOtherDevices()
+            if !merge.active {
+                await judgeWaiting()
+                await projectDirtyPages()
+            }
         }
         if Deadlines.isDue(deadlines.pageSlice, now: now) {
             deadlines.pageSlice = nil
@@ -303,19 +316,39 @@ final class RunningDaemon {
         try watcher.watchInbox(inbox)
     }
 
-    /// Merges what other devices' op files gained; the pages it touches are dirty, and the caller
-    /// projects them. One journal entry per device that brought new ops.
+    /// Merges what other devices' op files gained, a slice of it: the pages it touches are dirty,
+    /// and the caller projects them once the merge is done. A merge that stops with more to read
+    /// goes on at the next turn of the loop (`deadlines.mergeSlice`). One journal entry per device
+    /// that brought new ops, when the merge is done, for all its slices.
     private func mergeOtherDevices() async {
-        let report: MergeReport
-        do { report = try await workspace.mergeForeignOps() } catch {
+        let slice: MergeReport
+        do { slice = try await workspace.mergeForeignOps(slice: MergeProgress.slice()) } catch {
             log.warning("merging other devices' ops: \(error)")
+            // A merge under way tries again in a second (the op directory may be back by then).
+            deadlines.mergeSlice = merge.active ? monotonicNanoseconds() + 1_000_000_000 : nil
             return
+        }
+        let report: MergeReport
+        switch merge.add(slice) {
+        case .started:
+            deadlines.mergeSlice = monotonicNanoseconds()
+            log.info("merging other devices' ops in slices of at most \(MergeProgress.slice().milliseconds) ms (about \(slice.bytesLeft >> 20) MiB to read); captures are drained between them")
+            publishStatus()
+            return
+        case .going:
+            deadlines.mergeSlice = monotonicNanoseconds()
+            if monotonicNanoseconds() - lastStatusNs >= 200_000_000 { publishStatus() }
+            return
+        case .finished(let whole, let slices, let ns):
+            deadlines.mergeSlice = nil
+            report = whole
+            if slices > 1 { log.info("merged \(whole.read) ops read in \(slices) slices over \(formatDuration(ns))") }
         }
         for name in report.reread {
             log.info("\(name) changed before what was already read; read it again from its start")
         }
         reportStampsAhead(report.heldBack)
-        guard report.applied > 0 else { return }
+        guard report.applied > 0 else { publishStatus(); return }
         for (device, n) in report.appliedByActor.sorted(by: { $0.key < $1.key }) {
             let d = report.byDevice[device] ?? DeviceMerge()
             log.merged(device: device, ops: n, created: d.created, edited: d.edited, moved: d.moved, deleted: d.deleted,
@@ -336,8 +369,10 @@ final class RunningDaemon {
         }
     }
 
-    /// Judges the page files that wait for other devices' ops, and sets when to judge them next.
+    /// Judges the page files that wait for other devices' ops, and sets when to judge them next;
+    /// not while a merge is read in slices (they wait for its end, which judges them).
     private func judgeWaiting() async {
+        guard !merge.active else { return }
         do {
             deadlines.judgeWaiting = try await workspace.judgeWaiting()
                 .map { monotonicNanoseconds() + UInt64($0) * 1_000_000 + 1_000_000 }
@@ -347,7 +382,9 @@ final class RunningDaemon {
         }
     }
 
+    /// Writes the stale pages (a slice of them); not while a merge is read in slices (its end does).
     private func projectDirtyPages() async {
+        guard !merge.active else { return }
         do { _ = try await workspace.projectDirtyPages() } catch { log.warning("projection: \(error)") }
         await scheduleNextPageJudgement()
     }
@@ -403,7 +440,8 @@ final class RunningDaemon {
 
     func publishStatus() {
         let waiting = pending_count(config.drainedInboxes, workspace: config.workspaceRoot)
-        var s = deadlines.retry == nil ? (backlog.active ? backlog.status : "idle") : "retrying in \(formatDuration(backoff.delay))"
+        var s = deadlines.retry != nil ? "retrying in \(formatDuration(backoff.delay))"
+            : merge.active ? merge.status : backlog.active ? backlog.status : "idle"
         s += "; \(drainLog.drained) drained, \(drainLog.rejected) rejected, "
         s += waiting == 0 ? "inbox empty" : "\(waiting) waiting"
         if let m = lastMerge { s += "; \(m)" }

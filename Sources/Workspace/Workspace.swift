@@ -72,6 +72,18 @@ public struct PageSlice: Sendable, Equatable {
     }
 }
 
+/// How much one live merge may read before it leaves the rest for the next call (a daemon's loop
+/// reads a big delivery in slices and drains between them): a time, and bytes (tests make it small).
+public struct MergeSlice: Sendable, Equatable {
+    public var milliseconds: Int
+    public var bytes: Int
+
+    public init(milliseconds: Int, bytes: Int = Int.max) {
+        self.milliseconds = milliseconds
+        self.bytes = bytes
+    }
+}
+
 public struct BootSummary: Sendable {
     public var files: Int
     public var bytes: Int
@@ -101,8 +113,30 @@ public struct MergeReport: Sendable, Equatable {
     public var byDevice: [String: DeviceMerge] = [:]
     /// Ops read (applied or not) whose stamps were too far ahead for this device's clock to adopt.
     public var heldBack: HeldBackStamps = [:]
+    /// A merge in slices stopped for its slice with more to read: call `mergeForeignOps` again.
+    public var more = false
+    /// Bytes of whole op lines read, and (when `more`) about how many are left to read.
+    public var bytesRead = 0
+    public var bytesLeft = 0
 
     public init() {}
+
+    /// The reports of a merge's slices as one: counts summed, lists joined, `more` and
+    /// `bytesLeft` the later slice's.
+    public mutating func add(_ o: MergeReport) {
+        for (a, n) in o.appliedByActor { appliedByActor[a, default: 0] += n }
+        applied += o.applied
+        read += o.read
+        reread += o.reread.filter { !reread.contains($0) }
+        if !o.dirtyPages.isEmpty { dirtyPages = Array(Set(dirtyPages).union(o.dirtyPages)).sorted() }
+        for (d, m) in o.byDevice { byDevice[d, default: DeviceMerge()].add(m) }
+        for (d, h) in o.heldBack {
+            if let mine = heldBack[d] { heldBack[d] = mine.joined(h) } else { heldBack[d] = h }
+        }
+        more = o.more
+        bytesRead += o.bytesRead
+        bytesLeft = o.bytesLeft
+    }
 }
 
 /// What one device's ops did in one merge, for "who deleted my line?".
@@ -125,6 +159,13 @@ public struct DeviceMerge: Sendable, Equatable {
     public static let deletedShown = 5
 
     public init() {}
+
+    /// Another slice's counts of the same device added to these.
+    mutating func add(_ o: DeviceMerge) {
+        created += o.created; edited += o.edited; moved += o.moved; deleted += o.deleted
+        waiting += o.waiting; pages += o.pages
+        deletedBlocks += o.deletedBlocks.prefix(max(0, DeviceMerge.deletedShown - deletedBlocks.count))
+    }
 }
 
 /// A block another device deleted: its id and how it began, safe to print.
@@ -238,8 +279,13 @@ public actor Workspace {
     /// file (a sync tool between unlink and rename) or an incomplete last line is left for the next
     /// call. The clock observes every op read, so a later local op is ordered after all of them, but
     /// for ops stamped beyond `HLClock.maxAhead`, applied yet held back from the clock (`heldBack`).
-    /// The touched pages are marked dirty; call `projectDirtyPages()` to write them.
-    public func mergeForeignOps() throws -> MergeReport { try core.mergeForeignOps() }
+    /// The touched pages are marked dirty; call `projectDirtyPages()` to write them. With a `slice`,
+    /// stops once it is spent (at a line, after at least one) with `more` set: the next call goes on.
+    /// While a merge is under way, changes of page files that no edit here explains wait for its end.
+    public func mergeForeignOps(slice: MergeSlice? = nil) throws -> MergeReport { try core.mergeForeignOps(slice: slice) }
+
+    /// A merge in slices stopped with more to read (`MergeReport.more`).
+    public var mergeUnderWay: Bool { core.mergeUnderWay }
 
     /// Releases the lock; the instance must not be used afterwards.
     public func close() { core.close() }

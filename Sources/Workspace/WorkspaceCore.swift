@@ -39,6 +39,9 @@ final class WorkspaceCore {
     let pages: PageFiles
     /// Which contents some op produced; loaded the first time a file of unknown producer differs.
     var history: OpHistory?
+    /// A live merge in slices stopped with more to read: a file's changes that no edit here explains
+    /// wait for its end (the ops that explain them may be in what is left), and are judged then.
+    var mergeUnderWay = false
     /// Whether a file's unexplained changes may be another device's work still in transit.
     let transit: WorkInTransit
     let onPageFailure: ((PageFailure, _ recovered: Bool) -> Void)?
@@ -206,7 +209,7 @@ final class WorkspaceCore {
     /// grown or replaced by a sync tool, conflict copies), applies it, lets the clock observe every op
     /// read (holding back, and reporting, stamps too far ahead), says what each device's ops did
     /// (MergeReport.byDevice), and marks the pages it touched dirty for `projectDirtyPages`.
-    func mergeForeignOps() throws -> MergeReport {
+    func mergeForeignOps(slice: MergeSlice? = nil) throws -> MergeReport {
         var report = MergeReport()
         var byActor: [BlockID: Int] = [:]
         var touched = Set<BlockID>()
@@ -215,7 +218,8 @@ final class WorkspaceCore {
         // A change in .outl/ops may have been a sync tool's version of this device's own file.
         do { try writer.checkOwnFile() } catch { log.warning("checking this device's own op log: \(error)") }
         let now = wallClockMilliseconds()
-        let deliveries = try follower.follow { op, _ in
+        let budget = slice.map { ReadBudget(bytes: $0.bytes, deadlineNs: monotonicNanoseconds() + UInt64(max(0, $0.milliseconds)) * 1_000_000) }
+        let followed = try follower.follow(budget: budget) { op, _ in
             if !clock.observe(op.hlc, now: now) { report.heldBack.note(op.hlc, kind: op.kind, id: op.id, now: now) }
             report.read += 1
             // Who did what, for "who deleted my line?": a create is new only if no create of the id came
@@ -236,9 +240,13 @@ final class WorkspaceCore {
                 model.alsoTouched.removeAll()
             }
         }
-        for d in deliveries {
+        for d in followed.deliveries {
             if case .read(_, true, _, _, _) = d.outcome { report.reread.append(d.name) }
         }
+        report.more = followed.more
+        report.bytesRead = followed.bytesRead
+        report.bytesLeft = followed.bytesLeft
+        mergeUnderWay = followed.more
         for (id, r) in model.refusedPages where refusedBefore[id] != r { logRefused(id) }
         for (a, n) in byActor { report.appliedByActor[a.description] = n }
         report.applied = byActor.values.reduce(0, +)

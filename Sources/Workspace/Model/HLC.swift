@@ -110,6 +110,13 @@ public struct StampsAhead: Sendable, Equatable {
         if furthest < h { furthest = h; self.kind = kind.code; self.id = id.description; aheadMs = h.wall &- now }
     }
 
+    /// Both counts as one, keeping the furthest ahead.
+    func joined(_ o: StampsAhead) -> StampsAhead {
+        var j = furthest < o.furthest ? o : self
+        j.ops = ops + o.ops
+        return j
+    }
+
     /// "2056-12-03T13:34:44.120Z #4294967295": a stamp's wall time in UTC and its counter.
     public static func spelled(_ h: HLC) -> String {
         var t = time_t(h.wall / 1000)

@@ -8,6 +8,8 @@
 // an unchanged prefix; op files are append-only by one writer, so only a deliberate rewrite does that.
 // Bound: a line is at most `maxLineBytes`; a longer one is skipped unread past that bound (an invalid
 // line like any other, reported with its offset), so memory is bounded by it whatever the file holds.
+// A live merge may read in slices (ReadBudget): a read stops at a line boundary once the budget is
+// spent and the cursor stays `behind`, so the next read goes on from `offset` whatever the file's stat.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,6 +39,15 @@ struct OpFileCursor {
     var ops = 0
     var bad = 0
     var newest: HLC? = nil
+    /// The last read stopped for its budget before the end of the file: read again even if unchanged.
+    private(set) var behind = false
+    /// The file's size at the last read (for how much a merge in slices has left).
+    private(set) var sizeSeen = 0
+    /// Where the archive's copy of what this catch-up read begins, and whether it began again from
+    /// the start: a read in slices hands `keep` the whole span once, when it reaches the end, so
+    /// the archive never judges a file by the part of it read so far.
+    private var keepFrom: Int? = nil
+    private var keepAgain = false
 
     /// What one `read` did.
     enum Outcome: Equatable {
@@ -57,6 +68,7 @@ struct OpFileCursor {
     /// still open, with the whole lines read (from, end) and whether they were read again from the
     /// start (the archive of what was seen, SeenOps).
     mutating func read(_ path: String, in directory: FileDescriptor? = nil, writable: Bool, log: WorkspaceLog = .silent,
+                       budget: ReadBudget? = nil,
                        sink: (RawOpView, _ next: BlockID?) -> Void,
                        progress: (Int) -> Void = { _ in },
                        keep: ((_ fd: Int32, _ from: Int, _ end: Int, _ again: Bool) throws -> Void)? = nil) throws -> Outcome {
@@ -77,7 +89,7 @@ struct OpFileCursor {
         defer { Sys.close(fd) }
         let st = try io(path) { try Sys.fstat(fd) }
         guard (st.st_mode & S_IFMT) == S_IFREG else { return .notRegular }
-        if !writable, isUnchanged(st) { return .unchanged }
+        if !writable, !behind, isUnchanged(st) { return .unchanged }
         let sizeNow = Int(st.st_size)
         var from = 0
         var again = false
@@ -90,15 +102,22 @@ struct OpFileCursor {
             }
         }
         let before = ops
-        let end = try scan(fd, path: path, from: from, sizeHint: sizeNow, log: log, sink: sink, progress: progress)
-        let tail = end - offset
+        // Only another device's file is read in slices: this device's own is read whole and cut.
+        let sliced = writable ? nil : budget
+        let end = try scan(fd, path: path, from: from, sizeHint: sizeNow, log: log, budget: sliced, sink: sink, progress: progress)
+        let tail = behind ? 0 : end - offset
         if tail > 0, writable {
             try io(path) {
                 try Sys.ftruncate(fd, Int64(offset))
                 try Sys.fdatasync(fd)
             }
         }
-        if let keep, offset > from || again { try keep(fd, from, offset, again) }
+        if again { keepFrom = 0; keepAgain = true } else if keepFrom == nil { keepFrom = from }
+        if !behind {
+            let (kFrom, kAgain) = (keepFrom ?? from, keepAgain)
+            keepFrom = nil; keepAgain = false
+            if let keep, offset > kFrom || kAgain { try keep(fd, kFrom, offset, kAgain) }
+        }
         try check(fd, path: path)
         // Remember the file as it was before the scan (as it is now, once cut): an append that landed
         // since makes size or mtime differ from these, so it is read next time.
@@ -107,6 +126,7 @@ struct OpFileCursor {
         ino = UInt64(now.st_ino)
         size = Int(now.st_size)
         mtime = now.st_mtim
+        sizeSeen = size
         return .read(from: from, again: again, ops: ops - before, size: end, tail: tail)
     }
 
@@ -155,11 +175,17 @@ struct OpFileCursor {
     /// Reads from `from` to the end, in chunks of up to 1 MB, and hands each valid line's op to `sink`
     /// (LineScan). Returns the file size seen. The buffer holds at most one line of `maxLine` bytes and
     /// its newline: a line that fills it is skipped to its newline by reads into the same buffer.
+    /// With a `budget`, stops after the chunk that spends it, once a valid line was read (so a slice
+    /// always makes progress, and a run of invalid lines is read through, not re-read each slice).
     mutating func scan(_ fd: Int32, path: String, from: Int, sizeHint: Int, log: WorkspaceLog = .silent,
+                       budget: ReadBudget? = nil,
                        sink: (RawOpView, _ next: BlockID?) -> Void, progress: (Int) -> Void) throws -> Int {
         let cap = max(1, maxLine) + 1
-        // A live merge reads a few new lines: a buffer of their size, not 1 MB (it grows for a longer line).
-        var buf = [UInt8](repeating: 0, count: min(cap, max(4096, min(1 << 20, sizeHint - from + 1))))
+        // A live merge reads a few new lines: a buffer of their size, not 1 MB (it grows for a longer
+        // line); a slice, a buffer no larger than its budget.
+        let wanted = min(1 << 20, sizeHint - from + 1, budget.map { max(1, $0.bytes) } ?? Int.max)
+        var buf = [UInt8](repeating: 0, count: min(cap, max(min(4096, budget.map { max(1, $0.bytes) } ?? 4096), wanted)))
+        behind = false
         var have = 0
         var bufOffset = from  // file offset of buf[0]
         var lines = LineScan(from: from, lastStart: from == 0 ? 0 : checkStart, newest: newest)
@@ -222,6 +248,13 @@ struct OpFileCursor {
             // A short read that reaches the size fstat gave is the end: no read that returns 0
             // (short before it, a file system reading in pieces, the loop goes on).
             if n < asked, bufOffset + have >= sizeHint { break }
+            if let budget {
+                budget.bytes -= n
+                if budget.spent, overlongAt == nil, lines.validEnd > from, bufOffset + have < sizeHint {
+                    behind = true
+                    break
+                }
+            }
         }
         if let start = overlongAt {
             log.warning("\(path): a last line of more than \(maxLine) bytes at offset \(start), over the limit of an op line, is not read")
@@ -233,6 +266,20 @@ struct OpFileCursor {
         newest = lines.newest
         return bufOffset + have
     }
+}
+
+/// What one slice of a live merge may still read: bytes, and a monotonic deadline. Shared by the
+/// files one merge reads (a class, so each read spends from the same budget).
+final class ReadBudget {
+    var bytes: Int
+    let deadlineNs: UInt64
+
+    init(bytes: Int, deadlineNs: UInt64) {
+        self.bytes = bytes
+        self.deadlineNs = deadlineNs
+    }
+
+    var spent: Bool { bytes <= 0 || monotonicNanoseconds() >= deadlineNs }
 }
 
 /// One scan's walk over complete lines. Lines are parsed one ahead of the sink (two scratches take

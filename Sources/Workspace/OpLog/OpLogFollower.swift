@@ -197,28 +197,55 @@ final class OpLogFollower {
         return stats
     }
 
+    /// What one live merge read, and whether it stopped for its budget with more to read.
+    struct Followed {
+        var deliveries: [Delivery] = []
+        /// A file was left behind for the budget: the next merge goes on where this one stopped.
+        var more = false
+        /// Bytes of whole lines read, and (when `more`) about how many are left to read.
+        var bytesRead = 0
+        var bytesLeft = 0
+    }
+
     /// A live merge: reads what every other device's op file (conflict copies included) gained since
     /// the last pass, and keeps it in its archive. A file that cannot be read now is logged and left
     /// for the next pass (its cursor unchanged or reset, so nothing is skipped); a file that vanished
-    /// keeps its ops, in the model and in its archive.
-    func follow(sink: (RawOpView, _ next: BlockID?) -> Void) throws -> [Delivery] {
-        var out: [Delivery] = []
+    /// keeps its ops, in the model and in its archive. With a `budget`, stops once it is spent (at a
+    /// line boundary, after at least one line) and says so (`more`); the files are taken in name
+    /// order, so one file is read to its end before the next begins.
+    func follow(budget: ReadBudget? = nil, sink: (RawOpView, _ next: BlockID?) -> Void) throws -> Followed {
+        var out = Followed()
         let (opsFD, ours) = try heldDirectory()
         defer { if ours { opsFD?.close() } }
-        for name in try heldNames(opsFD) where name != ownName {
+        let names = try heldNames(opsFD).filter { $0 != ownName }
+        for (i, name) in names.enumerated() {
+            if let budget, budget.spent {
+                out.more = true
+                out.bytesLeft += names[i...].reduce(0) { $0 + unread($1, in: opsFD) }
+                break
+            }
             let path = Path.join(dir, name)
             var c = cursors[name] ?? OpFileCursor()
             let badBefore = c.bad
+            let offsetBefore = c.offset
             let owner = OpLogFollower.actor(ofFile: name)
             var strays = 0
             do {
-                let outcome = try c.read(path, in: opsFD, writable: false, log: log, sink: { op, next in
+                let outcome = try c.read(path, in: opsFD, writable: false, log: log, budget: budget, sink: { op, next in
                     if owner == nil || op.hlc.actor == owner { sink(op, next) } else { strays += 1 }
                 }, keep: seen == nil ? nil : { fd, from, end, again in
                     self.keep(name, fd, from, end, again)
                 })
                 cursors[name] = c
-                if case .read = outcome { out.append(Delivery(name: name, outcome: outcome)) }
+                if case .read(let from, _, _, _, _) = outcome {
+                    out.deliveries.append(Delivery(name: name, outcome: outcome))
+                    out.bytesRead += c.offset - (from == 0 ? 0 : offsetBefore)
+                    // Behind only after a read: a file missing for now is read when it is back.
+                    if c.behind {
+                        out.more = true
+                        out.bytesLeft += max(0, c.sizeSeen - c.offset)
+                    }
+                }
             } catch {
                 cursors[name] = c
                 log.warning("\(path): not read now (\(error)); it is read again on the next merge", ["OUTL_OPS_FILE": path])
@@ -229,6 +256,12 @@ final class OpLogFollower {
         }
         do { try seen?.sync() } catch { log.warning("syncing this device's archive of ops: \(error)") }
         return out
+    }
+
+    /// How much of a file its cursor has not read yet, by its size now (0 when it cannot be seen).
+    private func unread(_ name: String, in d: FileDescriptor?) -> Int {
+        guard let d, let st = try? d.stat(name, fullPath: Path.join(dir, name)) else { return 0 }
+        return max(0, Int(st.st_size) - (cursors[name]?.offset ?? 0))
     }
 
     /// Every op file read so far. This device's own file is brought up to date first (read, not

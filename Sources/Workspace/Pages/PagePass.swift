@@ -239,6 +239,11 @@ extension WorkspaceCore {
         // blocks was not made from a projection (a new file at the name): it only adds.
         let editedHere = stray == nil && known && (origin == .editedHere
             || (origin == .unknown && records.publishedIdentity(of: id) == file.identity))
+        // Another producer's file is judged against every op: not while a merge in slices has
+        // some left to read (they may explain it). It waits for the merge's end, unread history and all.
+        if !editedHere, mergeUnderWay {
+            return "changed by another producer while other devices' ops are being merged; judged once the merge is done"
+        }
         let provenance: Reconciler.Provenance
         if editedHere {
             provenance = projections.isEmpty ? .nothingKnown
@@ -369,8 +374,11 @@ extension WorkspaceCore {
     /// Ms until a waiting file or a failing page is due; nil when none waits or fails.
     func nextPageJudgementMs() -> Int64? {
         var next: Int64? = nil
-        for (_, c) in pages.waiting { next = min(next ?? Int64.max, transit.remainingMs(fileCtimeMs: c)) }
-        for s in pages.strays.values { next = min(next ?? Int64.max, transit.remainingMs(fileCtimeMs: s.ctimeMs)) }
+        // While a merge in slices goes on, waiting files are judged at its end, not before.
+        if !mergeUnderWay {
+            for (_, c) in pages.waiting { next = min(next ?? Int64.max, transit.remainingMs(fileCtimeMs: c)) }
+            for s in pages.strays.values { next = min(next ?? Int64.max, transit.remainingMs(fileCtimeMs: s.ctimeMs)) }
+        }
         if let r = pages.nextRetryMs(now: wallClockMilliseconds()) { next = min(next ?? Int64.max, r) }
         return next
     }
