@@ -217,7 +217,9 @@ final class RunningDaemon {
                 await projectDirtyPages()
             }
         }
-        if Deadlines.isDue(deadlines.pageSlice, now: now) {
+        // A capture to drain goes first: the drain's own pass writes its page, then a slice of the
+        // backlog, and the next slice is scheduled after it.
+        if Deadlines.isDue(deadlines.pageSlice, now: now), !wake.drain {
             deadlines.pageSlice = nil
             await projectDirtyPages()
         }
@@ -252,12 +254,22 @@ final class RunningDaemon {
         }
         // Other devices' ops first, so a page they projected is explained by them, not taken as edits.
         if batch.opsChanged { await mergeOtherDevices() }
+        // Each changed file marked, then one pass for them all (one per file would write a slice
+        // of any backlog each time); a merge under way does not hold back a person's edit.
         for (path, origin) in batch.changedPages.sorted(by: { $0.key < $1.key }) {
-            do { try await workspace.reconcile(path: path, origin: origin) } catch { log.warning("reconcile \(path): \(error)") }
+            do { try await workspace.reconcile(path: path, origin: origin, project: false) } catch { log.warning("reconcile \(path): \(error)") }
+        }
+        // With a capture to drain, the drain's pass takes them (after its own page).
+        if !batch.changedPages.isEmpty && !batch.wake.drain {
+            do { _ = try await workspace.projectDirtyPages() } catch { log.warning("projection: \(error)") }
         }
         if !batch.changedPages.isEmpty || batch.opsChanged {
-            await judgeWaiting()
-            await projectDirtyPages()
+            if batch.wake.drain {
+                deadlines.judgeWaiting = monotonicNanoseconds()  // the next turn, after the drain
+            } else {
+                await judgeWaiting()
+                await projectDirtyPages()
+            }
         }
         return batch.wake
     }
@@ -372,7 +384,7 @@ final class RunningDaemon {
     /// Judges the page files that wait for other devices' ops, and sets when to judge them next;
     /// not while a merge is read in slices (they wait for its end, which judges them).
     private func judgeWaiting() async {
-        guard !merge.active else { return }
+        guard !merge.active else { deadlines.judgeWaiting = nil; return }
         do {
             deadlines.judgeWaiting = try await workspace.judgeWaiting()
                 .map { monotonicNanoseconds() + UInt64($0) * 1_000_000 + 1_000_000 }

@@ -250,9 +250,10 @@ public actor Workspace {
 
     /// A file under journals/ or pages/ changed on disk (inotify): reconcile it now, reading it as
     /// `origin` says (a person's edit here, a sync tool's delivery, or unknown).
-    public func reconcile(path: String, origin: PageFileOrigin = .unknown) throws {
+    /// Without `project`, the page is only marked: the next `projectDirtyPages` takes its changes.
+    public func reconcile(path: String, origin: PageFileOrigin = .unknown, project: Bool = true) throws {
         try writable()
-        try core.reconcile(path: path, origin: origin)
+        try core.reconcile(path: path, origin: origin, project: project)
     }
 
     /// Judges again the page files whose changes wait for other devices' ops, and the failing pages

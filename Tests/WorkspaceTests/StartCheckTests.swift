@@ -155,4 +155,23 @@ private let days = (0..<3).map { k in (0..<k).reduce(day1) { d, _ in d.next } }
         #expect(none == [])
         await last.close()
     }
+
+    @Test func an_unknown_event_about_a_file_as_this_device_left_it_reads_nothing() async throws {
+        // outld sees its own page writes as renames from elsewhere (.outl/tmp): origin unknown. A file
+        // still as this device left it is not read again; any change of it still is.
+        let t = try await seeded()
+        let ws = try t.open()
+        let page = t.journal(days[1])
+        let counter = FaultInjector(nil, match: SysMatch(ops: [.open], under: t.root))
+        try await withInterposer(counter) { try await ws.reconcile(path: page, origin: .unknown, project: false) }
+        #expect(!counter.log.contains { $0.hasSuffix(".md") }, "\(counter.log)")
+        #expect(await ws.stalePages == 0)
+        try handEdit(page, "line 1", "line 1, edited while outld ran")
+        try await ws.reconcile(path: page, origin: .unknown, project: false)
+        #expect(await ws.stalePages == 1, "a changed file is marked, and taken at the next pass")
+        _ = try await ws.projectDirtyPages()
+        #expect(fileText(page).contains("line 1, edited while outld ran"))
+        #expect(await WorkspaceTests.texts(ws, days[1]) == ["line 1, edited while outld ran"])
+        await ws.close()
+    }
 }

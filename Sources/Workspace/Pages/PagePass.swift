@@ -452,15 +452,18 @@ extension WorkspaceCore {
     }
 
     /// A file under journals/ or pages/ changed (inotify), or a conflict copy of one appeared: its
-    /// changes become ops, and the stale pages are written.
-    func reconcile(path: String, origin: PageFileOrigin = .unknown) throws {
+    /// changes become ops, and the stale pages are written (with `project`; else by the caller's
+    /// next pass, so a batch of events costs one pass, not one each). An event nobody can name
+    /// (`unknown`: this device's own renames from .outl/tmp among them) about a file still as this
+    /// device left it (StartCheck's stamp) changes nothing and is not read.
+    func reconcile(path: String, origin: PageFileOrigin = .unknown, project: Bool = true) throws {
         let rel = try relativeToRoot(path)
         let parts = rel.split(separator: "/", omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0] == "journals" || parts[0] == "pages" else { throw WorkspaceError.badPath(path) }
         guard parts[1].hasSuffix(".md"), !parts[1].hasPrefix(".") else { return }
         let dirs = PageDirectories(directories)
-        try noteFile(rel, origin: origin, dirs: dirs)
-        _ = try projectStalePages()
+        try noteFile(rel, origin: origin, dirs: dirs, asLeft: origin == .unknown)
+        if project { _ = try projectStalePages() }
     }
 
     /// Every file under journals/ and pages/, as if each had changed while nobody watched (but those
