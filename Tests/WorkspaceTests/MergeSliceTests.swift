@@ -1,6 +1,7 @@
 // A live merge in slices (MergeSlice): a big delivery of another device's ops is read a slice at a
 // time, says how far it is, ends with what one whole merge gives, hands the archive of what was seen
-// only whole spans, and keeps another producer's page file waiting until it is done.
+// each slice at once but judges a file only by a whole span, and keeps another producer's page
+// file waiting until it is done.
 import Testing
 import SystemCalls
 @testable import Workspace
@@ -64,8 +65,8 @@ func openWithOpsDir(_ t: TestWorkspace, device: String = "a") throws -> Workspac
 @Test func a_file_missing_at_the_boot_read_in_slices_is_archived_whole_without_a_false_alarm() throws {
     // A device read another's file; at its next start the file is missing (a sync tool between
     // unlink and rename), so its ops come from this device's archive; then it is back with every op
-    // seen and more. Read from its start in slices, the archive must be told of the span once it is
-    // whole: told of each slice, it kept the file as one that lost ops (a fault, and a false alarm).
+    // seen and more. Read from its start in slices, the archive must judge the file by the whole
+    // span: judged by each slice, it kept the file as one that lost ops (a fault, and a false alarm).
     let t = TestWorkspace()
     try Durable.makeDirectory(t.root, mode: 0o755)
     try Durable.makeDirectory(Path.join(t.root, ".outl"), mode: 0o755)
@@ -95,6 +96,32 @@ func openWithOpsDir(_ t: TestWorkspace, device: String = "a") throws -> Workspac
     #expect(whole.applied == 501, "the 501 ops not seen before")
     #expect(!warnings.contains { $0.contains("no longer holds all") }, "\(warnings)")
     #expect(core.seen.faults.isEmpty, "\(core.seen.faults)")
+}
+
+@Test func ops_merged_in_a_slice_are_kept_if_their_file_vanishes_before_the_merge_ends() throws {
+    // What a slice applied is in the model (and may be on a page already): the archive keeps it at
+    // once, so a file deleted before the merge ends, and a restart, take none of it away.
+    let t = TestWorkspace()
+    try Durable.makeDirectory(t.root, mode: 0o755)
+    try Durable.makeDirectory(Path.join(t.root, ".outl"), mode: 0o755)
+    try Durable.makeDirectory(opsDir(t.root), mode: 0o755)
+    var o = WorkspaceOptions(root: t.root)
+    o.stateDirectory = t.state()
+    o.log = .silent
+    let other = BlockID.random()
+    let path = Path.join(opsDir(t.root), "ops-\(other).jsonl")
+    let ops = pageAndCaptures(other, 1000)
+    let core = try WorkspaceCore(options: o)
+    try deliverByRename(path, encode(ops))
+    let first = try core.mergeForeignOps(slice: MergeSlice(milliseconds: 60_000, bytes: 8192))
+    #expect(first.more && first.read > 0 && first.read < 1001)
+    let merged = ops.prefix(first.read).filter { $0.kind == .createBlock }.map(\.id)
+    #expect(merged.count == first.read - 1 && merged.allSatisfy { core.model.blocks[$0] != nil })
+    core.close()
+    try Sys.unlink(path)
+    let again = try WorkspaceCore(options: o)
+    defer { again.close() }
+    #expect(merged.allSatisfy { again.model.blocks[$0] != nil }, "ops of the slice lost with their file")
 }
 
 @Test func another_producers_page_file_waits_while_a_merge_is_under_way() async throws {

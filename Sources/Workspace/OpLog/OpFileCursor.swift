@@ -43,9 +43,10 @@ struct OpFileCursor {
     private(set) var behind = false
     /// The file's size at the last read (for how much a merge in slices has left).
     private(set) var sizeSeen = 0
-    /// Where the archive's copy of what this catch-up read begins, and whether it began again from
-    /// the start: a read in slices hands `keep` the whole span once, when it reaches the end, so
-    /// the archive never judges a file by the part of it read so far.
+    /// Where the span a read in slices is catching up began, and whether it began again from the
+    /// start (the file was rewritten). Each slice is handed to `keep` at once (the archive holds
+    /// what the model holds), with the span's start and whether it is complete, so the archive
+    /// judges the file only by a whole span; a rewritten file's span is handed over once, whole.
     private var keepFrom: Int? = nil
     private var keepAgain = false
 
@@ -71,7 +72,7 @@ struct OpFileCursor {
                        budget: ReadBudget? = nil,
                        sink: (RawOpView, _ next: BlockID?) -> Void,
                        progress: (Int) -> Void = { _ in },
-                       keep: ((_ fd: Int32, _ from: Int, _ end: Int, _ again: Bool) throws -> Void)? = nil) throws -> Outcome {
+                       keep: ((_ fd: Int32, _ read: KeptSpan) throws -> Void)? = nil) throws -> Outcome {
         let fd: Int32
         do {
             // O_NONBLOCK: a FIFO with an op file's name must not hang the reader (it is then refused).
@@ -113,10 +114,15 @@ struct OpFileCursor {
             }
         }
         if again { keepFrom = 0; keepAgain = true } else if keepFrom == nil { keepFrom = from }
-        if !behind {
-            let (kFrom, kAgain) = (keepFrom ?? from, keepAgain)
-            keepFrom = nil; keepAgain = false
-            if let keep, offset > kFrom || kAgain { try keep(fd, kFrom, offset, kAgain) }
+        let spanStart = keepFrom ?? from
+        if !behind { keepFrom = nil }
+        if keepAgain {
+            if !behind {
+                keepAgain = false
+                if let keep { try keep(fd, KeptSpan(from: 0, end: offset, again: true, spanStart: 0, complete: true)) }
+            }
+        } else if let keep, offset > from {
+            try keep(fd, KeptSpan(from: from, end: offset, again: false, spanStart: spanStart, complete: !behind))
         }
         try check(fd, path: path)
         // Remember the file as it was before the scan (as it is now, once cut): an append that landed
@@ -266,6 +272,17 @@ struct OpFileCursor {
         newest = lines.newest
         return bufOffset + have
     }
+}
+
+/// Whole lines one read handed to the archive (SeenOps.absorb): [from, end), read again from the
+/// start (`again`), within a span a read in slices began at `spanStart`, `complete` once it
+/// reached the end of the file.
+struct KeptSpan {
+    var from: Int
+    var end: Int
+    var again: Bool
+    var spanStart: Int
+    var complete: Bool
 }
 
 /// What one slice of a live merge may still read: bytes, and a monotonic deadline. Shared by the

@@ -49,8 +49,8 @@ final class OpLogFollower {
     }
 
     /// What a cursor read goes to the file's archive; a failure there is logged, never the read's.
-    private func keep(_ name: String, _ fd: Int32, _ from: Int, _ end: Int, _ again: Bool) {
-        do { try seen?.absorb(name, file: fd, from: from, end: end, again: again) } catch {
+    private func keep(_ name: String, _ fd: Int32, _ span: KeptSpan) {
+        do { try seen?.absorb(name, file: fd, span) } catch {
             log.warning("\(error): this device's archive of \(name) is behind; it catches up at the next start", ["OUTL_OPS_FILE": name])
         }
     }
@@ -143,9 +143,7 @@ final class OpLogFollower {
             var c = cursors[name] ?? OpFileCursor()
             let badBefore = c.bad
             let outcome = try c.read(path, in: opsFD, writable: own, log: log, sink: filtered, progress: { n in progress?(done + n, total) },
-                                     keep: own || seen == nil ? nil : { fd, from, end, again in
-                                         self.keep(name, fd, from, end, again)
-                                     })
+                                     keep: own || seen == nil ? nil : { fd, span in self.keep(name, fd, span) })
             cursors[name] = c
             if own, let seen {
                 let held = seen.size(name)
@@ -233,9 +231,7 @@ final class OpLogFollower {
             do {
                 let outcome = try c.read(path, in: opsFD, writable: false, log: log, budget: budget, sink: { op, next in
                     if owner == nil || op.hlc.actor == owner { sink(op, next) } else { strays += 1 }
-                }, keep: seen == nil ? nil : { fd, from, end, again in
-                    self.keep(name, fd, from, end, again)
-                })
+                }, keep: seen == nil ? nil : { fd, span in self.keep(name, fd, span) })
                 cursors[name] = c
                 if case .read(let from, _, _, _, _) = outcome {
                     out.deliveries.append(Delivery(name: name, outcome: outcome))

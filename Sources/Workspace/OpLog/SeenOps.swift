@@ -175,12 +175,14 @@ final class SeenOps {
 
     /// What an op file's cursor read, with the file still open as `fd`: the archive keeps it.
     /// `from..<end` are the bytes read (whole lines), `again` when the cursor read from the start
-    /// because the file changed before where it had stopped.
-    func absorb(_ name: String, file fd: Int32, from: Int, end: Int, again: Bool) throws {
+    /// because the file changed before where it had stopped. A slice of a read in slices is kept at
+    /// once, but the file is judged (does it still hold what was seen?) only once its span is complete.
+    func absorb(_ name: String, file fd: Int32, _ span: KeptSpan) throws {
+        let (from, end, again) = (span.from, span.end, span.again)
         let a = try archive(name)
         if a.stamps == nil {
             guard writable else { return }
-            if again || end < a.size, a.size > 0 {
+            if again || (span.complete && end < a.size), a.size > 0 {
                 let (lastStart, last) = try lastLine(a.fd, size: a.size, path: a.path)
                 let holds = try last <= end && matches(fd, range: lastStart..<last, of: a)
                 if !holds {
@@ -207,7 +209,7 @@ final class SeenOps {
         }
         a.stamps = stamps
         try append(lines, to: a)
-        if a.inFile.count == stamps.count, from == 0, writable {
+        if a.inFile.count == stamps.count, span.spanStart == 0, span.complete, writable {
             try becomeCopy(of: fd, end: end, a)
             log("\(name) holds every op this device had seen from it again", ["OUTL_OPS_FILE": name])
         }
