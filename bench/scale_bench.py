@@ -20,7 +20,7 @@ def boot(home, ws, st):
 
 def start(home, ws, st, until_idle=False):
     """outld from exec to READY=1: seconds, then (until_idle) seconds to the first STATUS=idle after
-    it (every page written), and VmRSS and VmHWM (MiB) at READY=1."""
+    it (every page written), and VmRSS and VmHWM (kB) at READY=1."""
     sock = f"{home}/notify"
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     s.bind(sock)
@@ -34,7 +34,7 @@ def start(home, ws, st, until_idle=False):
     mem = {}
     for l in open(f"/proc/{d.pid}/status"):
         if l.startswith(("VmRSS", "VmHWM")):
-            mem[l.split(":")[0]] = int(l.split()[1]) // 1024
+            mem[l.split(":")[0]] = int(l.split()[1])  # kB
     idle = None
     while until_idle:
         if any(l.startswith("STATUS=idle") for l in s.recv(4096).decode().splitlines()):
@@ -130,6 +130,8 @@ def main():
                    env=env_for(home), check=True, stdout=subprocess.DEVNULL)
     subprocess.run(["sync"])
     boots = [boot(home, ws, st) for _ in range(RUNS)]
+    memory = subprocess.run([f"{BIN}/outl", "--workspace", ws, "--state-dir", st, "debug-memory"],
+                            env=env_for(home), capture_output=True, text=True, check=True).stdout
     # No page file and no record of any (a device that has received only the op logs): READY=1
     # after the boot, the pages written after it.
     shutil.rmtree(f"{ws}/journals", ignore_errors=True)
@@ -152,8 +154,12 @@ def main():
     print(f"{'outld start -> READY, no pages':34s} {bare:8.3f} {bare / b:7.2f}  (then writes the pages)")
     label = f"  ... then all {pages} pages written"
     print(f"{label:34s} {written:8.3f} {written / b:7.2f}")
-    print(f"resident after READY (pages there): {mem['VmRSS']} MiB ({mem['VmRSS'] * 1048576 // ops} bytes/op), "
-          f"peak {mem['VmHWM']} MiB; with no pages: {bare_mem['VmRSS']} MiB, peak {bare_mem['VmHWM']} MiB")
+    mib = lambda kb: f"{kb / 1024:.1f} MiB"
+    print(f"resident after READY (pages there): {mib(mem['VmRSS'])} ({mem['VmRSS'] * 1024 // ops} bytes/op; target <= 150), "
+          f"peak {mib(mem['VmHWM'])}; with no pages: {mib(bare_mem['VmRSS'])}, peak {mib(bare_mem['VmHWM'])}")
+    print("where it goes (outl debug-memory: the model after the op-log boot, part by part):")
+    for l in memory.splitlines()[1:]:
+        print(f"  {l}")
     merge_under_load(home, ws)
     shutil.rmtree(home, ignore_errors=True)
 

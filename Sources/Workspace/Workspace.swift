@@ -299,6 +299,11 @@ public actor Workspace {
                            cutBytes: s.cutBytes, pages: core.model.pages.count, blocks: core.model.blocks.count)
     }
 
+    /// Where the model's memory goes, part by part (`outl debug-memory`).
+    public var memoryUse: [MemoryPart] {
+        core.model.memoryUse() + [MemoryPart(name: "kept page renderings", bytes: core.renderCache.bytesKept)]
+    }
+
     /// The Markdown the op log says `day`'s journal should hold (nil if the day has no page).
     public func journalMarkdown(_ day: JournalDay) -> String? {
         let id = BlockID.journalPage(day)

@@ -259,6 +259,23 @@ case "debug-boot":
     let secs = Double(monotonicNanoseconds() - t0) / 1e9
     let s = await ws.bootSummary
     say("ops=\(s.ops) bytes=\(s.bytes) blocks=\(s.blocks) pages=\(s.pages) seconds=\(secs) ops_per_second=\(Int(Double(s.ops) / secs))\n")
+case "debug-memory":
+    // Boots, then says where the memory went: each part of the model, and the process's resident
+    // memory now and at its peak (bench/scale.sh prints it).
+    guard rest.count == 1 else { usageError("debug-memory takes no arguments") }
+    let ws = open(config, write: true)
+    let s = await ws.bootSummary
+    let parts = await ws.memoryUse
+    let perOp = { (b: Int) in s.ops > 0 ? String(b / s.ops) : "-" }
+    let mib = { (b: Int) in String(Double(b / 10_486) / 100) }
+    var out = "ops=\(s.ops) blocks=\(s.blocks) pages=\(s.pages)\n"
+    for p in parts { out += "\(mib(p.bytes)) MiB \(perOp(p.bytes)) B/op  \(p.name)\n" }
+    let model = parts.reduce(0) { $0 + $1.bytes }
+    out += "\(mib(model)) MiB \(perOp(model)) B/op  the model in all\n"
+    if let r = ProcessMemory.resident() {
+        out += "\(mib(r.now)) MiB \(perOp(r.now)) B/op  resident (VmRSS); peak \(mib(r.peak)) MiB (VmHWM)\n"
+    }
+    say(out)
 case "debug-merge":
     // bench/merge.sh drives this: boots over OPS-FILE (another device's log), projects, then K times
     // delivers OPS-FILE grown by one more line of FULL-LOG as Syncthing does and times

@@ -20,9 +20,9 @@ import TestSupport
     }
     for (k, id) in ids.enumerated() {
         #expect(t.find(id) == nil)
-        _ = t.insert(BlockRow(id: id, page: id, parent: id, content: UInt64(k), pos: UInt64(k), hasParent: false, deleted: false))
+        _ = t.insert(BlockRow(id: id, pageNumber: k, content: UInt64(k), pos: UInt64(k), hasParent: false, deleted: false))
     }
-    #expect(t.rowBits == 14, "grew from 16 slots through every width up to 2^14")
+    #expect(t.rowBits == 13, "grew from 16 slots through every width up to 2^13 (6,000 ids, at most 3/4 full)")
     #expect(ids.enumerated().allSatisfy { t.find($1) == $0 })
     for id in ids.prefix(500) {
         let twin = BlockID(hi: id.hi ^ 0xFFFF_0000_FFFF_0000, lo: id.lo ^ 0xFFFF_0000_FFFF_0000)
@@ -30,17 +30,20 @@ import TestSupport
     }
 }
 
-@Test func row_flags_survive_offset_changes() {
+@Test func row_flags_and_page_number_survive_offset_changes() {
     let id = BlockID.random()
-    var r = BlockRow(id: id, page: id, parent: id, content: 12, pos: 34, hasParent: true, deleted: true)
-    #expect(r.content == 12 && r.pos == 34 && r.hasParent && r.deleted)
-    r.content = 1 << 40
+    let page = (1 << 46) - 3  // both halves of the number in use
+    var r = BlockRow(id: id, pageNumber: page, content: 12, pos: 34, hasParent: true, deleted: true)
+    #expect(r.content == 12 && r.pos == 34 && r.hasParent && r.deleted && r.pageNumber == page)
+    r.content = (1 << 40) - 1
     r.pos = 7
-    #expect(r.content == 1 << 40 && r.pos == 7 && r.hasParent && r.deleted)
+    #expect(r.content == (1 << 40) - 1 && r.pos == 7 && r.hasParent && r.deleted && r.pageNumber == page)
     r.deleted = false
     r.hasParent = false
-    #expect(r.content == 1 << 40 && r.pos == 7 && !r.hasParent && !r.deleted)
-    #expect(MemoryLayout<BlockRow>.stride == 64, "one cache line per row")
+    #expect(r.content == (1 << 40) - 1 && r.pos == 7 && !r.hasParent && !r.deleted && r.pageNumber == page)
+    r.pageNumber = 5
+    #expect(r.content == (1 << 40) - 1 && r.pos == 7 && !r.hasParent && !r.deleted && r.pageNumber == 5 && r.id == id)
+    #expect(MemoryLayout<BlockRow>.stride == 32, "two rows per cache line")
 }
 
 @Test func strings_with_a_quote_or_backslash_at_any_offset_parse_exactly() {

@@ -141,10 +141,10 @@ func coverage(_ m: Model, rereads: Int) -> Set<String> {
     if rereads > 0 { c.insert("a file read again") }
     for r in m.blocks.rows.indices where m.blocks.rows[r].hasParent && !m.blocks.rows[r].deleted {
         var seen = Set<BlockID>([m.blocks.rows[r].id])
-        var cur = m.blocks.rows[r].parent
+        var cur = m.blocks.parent(ofRow: r)!
         while let k = m.blocks.find(cur), m.blocks.rows[k].hasParent, !m.blocks.rows[k].deleted {
             if !seen.insert(cur).inserted { c.insert("a cycle of parents"); break }
-            cur = m.blocks.rows[k].parent
+            cur = m.blocks.parent(ofRow: k)!
         }
     }
     return c

@@ -1,6 +1,7 @@
-// BlockTable: every block of the model in compact form: fixed-size rows, an open-addressing id index,
-// one byte arena for pos, text and properties (keys interned), decoded to `Block` only when read, and
-// the write stamps of the few blocks edited after their create. Invariants: `self[id]` returns exactly
+// BlockTable: every block of the model in compact form: 32-byte rows (pages by number), an
+// open-addressing id index, one byte arena for parent and pos, text and properties (keys interned,
+// capture times packed), decoded to `Block` only when read, and the write stamps of the few blocks
+// edited after their create. Invariants: `self[id]` returns exactly
 // what the old [BlockID: Block] held; value semantics (CoW arrays); a row without `edits` has its
 // create's stamp in the arena right after its content.
 
@@ -9,43 +10,68 @@ import Glibc
 #endif
 import CCRC32C
 
-/// A block's stored text, props and position as offsets into the arena. 64 bytes (one cache line):
-/// the two flags ride in the top bit of the offsets (an arena never nears 2^63 bytes).
+/// A block's stored text, props and position as offsets into the arena, and its page by number.
+/// 32 bytes (two rows per cache line): offsets take 40 bits (an arena of 1 TiB), the page number
+/// 46 bits split over the words' top bits, the two flags the top bits of `posBits`. The parent lives
+/// in the arena, right before the position it came with: most blocks (captures) have none.
 struct BlockRow {
     var id: BlockID
-    var page: BlockID
-    var parent: BlockID
-    /// Bit 63: deleted. Below: offset of varint(text length) text, then (varint key id >= 1, varint
-    /// value length, value)*, then 0.
+    /// Bits 0..<40: offset of varint(text length) text, then its properties (`appendProperty`),
+    /// then 0. Bits 40..<64: the page number's low 24 bits.
     var contentBits: UInt64
-    /// Bit 63: has a parent. Below: offset of varint(length) pos.
+    /// Bits 0..<40: offset of varint(length) pos, the parent's 16 bytes right before it when the row
+    /// has one. Bit 63: deleted. Bit 62: has a parent. Bits 40..<62: the page number's high 22 bits.
     var posBits: UInt64
 
-    static let flag: UInt64 = 1 << 63
+    static let offsetBits: UInt64 = 40
+    static let offsetMask: UInt64 = (1 << offsetBits) - 1
+    static let deletedFlag: UInt64 = 1 << 63
+    static let parentFlag: UInt64 = 1 << 62
+    /// Page numbers below this fit (24 + 22 bits).
+    static let pageLimit = 1 << 46
 
-    init(id: BlockID, page: BlockID, parent: BlockID, content: UInt64, pos: UInt64, hasParent: Bool, deleted: Bool) {
+    init(id: BlockID, pageNumber: Int, content: UInt64, pos: UInt64, hasParent: Bool, deleted: Bool) {
         self.id = id
-        self.page = page
-        self.parent = parent
-        contentBits = content | (deleted ? BlockRow.flag : 0)
-        posBits = pos | (hasParent ? BlockRow.flag : 0)
+        contentBits = 0
+        posBits = 0
+        self.content = content
+        self.pos = pos
+        self.pageNumber = pageNumber
+        self.hasParent = hasParent
+        self.deleted = deleted
     }
 
     var content: UInt64 {
-        @inline(__always) get { contentBits & ~BlockRow.flag }
-        @inline(__always) set { contentBits = newValue | (contentBits & BlockRow.flag) }
+        @inline(__always) get { contentBits & BlockRow.offsetMask }
+        @inline(__always) set {
+            precondition(newValue <= BlockRow.offsetMask, "the arena outgrew 1 TiB")
+            contentBits = newValue | (contentBits & ~BlockRow.offsetMask)
+        }
     }
     var pos: UInt64 {
-        @inline(__always) get { posBits & ~BlockRow.flag }
-        @inline(__always) set { posBits = newValue | (posBits & BlockRow.flag) }
+        @inline(__always) get { posBits & BlockRow.offsetMask }
+        @inline(__always) set {
+            precondition(newValue <= BlockRow.offsetMask, "the arena outgrew 1 TiB")
+            posBits = newValue | (posBits & ~BlockRow.offsetMask)
+        }
+    }
+    var pageNumber: Int {
+        @inline(__always) get {
+            Int(contentBits >> BlockRow.offsetBits) | Int((posBits >> BlockRow.offsetBits) & ((1 << 22) - 1)) << 24
+        }
+        @inline(__always) set {
+            let n = UInt64(newValue)
+            contentBits = (contentBits & BlockRow.offsetMask) | (n & ((1 << 24) - 1)) << BlockRow.offsetBits
+            posBits = (posBits & ~(((1 << 22) - 1) << BlockRow.offsetBits)) | ((n >> 24) & ((1 << 22) - 1)) << BlockRow.offsetBits
+        }
     }
     var deleted: Bool {
-        @inline(__always) get { contentBits & BlockRow.flag != 0 }
-        @inline(__always) set { contentBits = newValue ? contentBits | BlockRow.flag : contentBits & ~BlockRow.flag }
+        @inline(__always) get { posBits & BlockRow.deletedFlag != 0 }
+        @inline(__always) set { posBits = newValue ? posBits | BlockRow.deletedFlag : posBits & ~BlockRow.deletedFlag }
     }
     var hasParent: Bool {
-        @inline(__always) get { posBits & BlockRow.flag != 0 }
-        @inline(__always) set { posBits = newValue ? posBits | BlockRow.flag : posBits & ~BlockRow.flag }
+        @inline(__always) get { posBits & BlockRow.parentFlag != 0 }
+        @inline(__always) set { posBits = newValue ? posBits | BlockRow.parentFlag : posBits & ~BlockRow.parentFlag }
     }
 }
 
@@ -53,7 +79,8 @@ public struct BlockTable: Sendable {
     var rows: [BlockRow] = []
     /// Per slot: row index + 1 in the low `rowBits` bits (0 = empty), and in the bits above them a
     /// fingerprint of the id's hash, so a probe that meets another id rarely has to read its row.
-    /// A power of two, at most half full, so row index + 1 < count always fits in `rowBits`.
+    /// A power of two, at most three quarters full, so row index + 1 < count always fits in `rowBits`
+    /// (the fingerprints keep the longer probes of a fuller table in the slots, not the rows).
     var slots: [UInt32] = [UInt32](repeating: 0, count: 16)
     var rowBits = 4
     var arena: [UInt8] = []
@@ -64,6 +91,10 @@ public struct BlockTable: Sendable {
     var actors: [BlockID] = []
     var actorNumbers: [BlockID: Int] = [:]
     var lastActor = -1
+    /// Page ids, numbered in order of appearance (a row names its page by number).
+    var pageIDs: [BlockID] = []
+    var pageNumbers: [BlockID: Int] = [:]
+    var lastPage = -1
 
     public var count: Int { rows.count }
 
@@ -74,7 +105,7 @@ public struct BlockTable: Sendable {
     /// Makes room for `n` blocks without rehashing or moving rows.
     public mutating func reserveCapacity(_ n: Int) {
         rows.reserveCapacity(n)
-        if n * 2 > slots.count { rehash(minimumSlots: n * 2) }
+        if BlockTable.tooFull(n, slots.count) { rehash(minimumSlots: n + n / 3 + 1) }
     }
 
     /// Reserves rows, index and arena for a log of `bytes` bytes (~330 bytes per capture op, ~105 of
@@ -91,6 +122,8 @@ public struct BlockTable: Sendable {
         guard let r = find(id) else { return nil }
         return block(at: r)
     }
+
+    @inline(__always) static func tooFull(_ rows: Int, _ slots: Int) -> Bool { rows * 4 > slots * 3 }
 
     @inline(__always) static func hash(_ id: BlockID) -> UInt64 {
         id.tableHash
@@ -153,7 +186,7 @@ public struct BlockTable: Sendable {
 
     /// Adds a row for a new id (the caller checked `find` is nil); returns its index.
     mutating func insert(_ row: BlockRow) -> Int {
-        if (rows.count + 1) * 2 > slots.count { rehash(minimumSlots: slots.count * 2) }
+        if BlockTable.tooFull(rows.count + 1, slots.count) { rehash(minimumSlots: slots.count * 2) }
         rows.append(row)
         let k = rows.count
         let mask = slots.count - 1
@@ -181,6 +214,119 @@ public struct BlockTable: Sendable {
         appendVarint(b.count)
         if b.count > 0 { arena.append(contentsOf: b) }
         return at
+    }
+
+    /// Appends a block's place: its parent's 16 bytes when it has one, then varint(length) pos;
+    /// returns the offset of the pos (the row's `pos`; the parent is right before it).
+    @inline(__always) mutating func appendPlace(parent: BlockID?, pos: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        if let parent {
+            withUnsafeBytes(of: (parent.hi.littleEndian, parent.lo.littleEndian)) { arena.append(contentsOf: $0) }
+        }
+        return appendBytes(pos)
+    }
+
+    /// Moves row `r` to `parent` (nil: the top level) at `pos`.
+    mutating func setPlace(_ r: Int, parent: BlockID?, pos: UnsafeBufferPointer<UInt8>) {
+        let at = appendPlace(parent: parent, pos: pos)
+        rows[r].pos = at
+        rows[r].hasParent = parent != nil
+    }
+
+    /// Row `r`'s parent (nil at the top level).
+    @inline(__always) func parent(ofRow r: Int) -> BlockID? {
+        let row = rows[r]
+        return row.hasParent ? parent(atPos: row.pos) : nil
+    }
+
+    /// The parent stored right before the pos at `offset` (see `appendPlace`).
+    @inline(__always) func parent(atPos offset: UInt64) -> BlockID {
+        arena.withUnsafeBytes { a in
+            let at = Int(offset) - 16
+            return BlockID(hi: UInt64(littleEndian: a.loadUnaligned(fromByteOffset: at, as: UInt64.self)),
+                           lo: UInt64(littleEndian: a.loadUnaligned(fromByteOffset: at + 8, as: UInt64.self)))
+        }
+    }
+
+    /// Row `r`'s page.
+    @inline(__always) func page(ofRow r: Int) -> BlockID { pageIDs[rows[r].pageNumber] }
+
+    /// The number of a page some row is on, nil if none ever was.
+    @inline(__always) func pageNumber(_ id: BlockID) -> Int? {
+        if lastPage >= 0, pageIDs[lastPage] == id { return lastPage }
+        return pageNumbers[id]
+    }
+
+    /// The number of page `id`, given one if it has none (blocks come in runs of one page).
+    @inline(__always) mutating func numberPage(_ id: BlockID) -> Int {
+        if lastPage >= 0, pageIDs[lastPage] == id { return lastPage }
+        if let n = pageNumbers[id] { lastPage = n; return n }
+        let n = pageIDs.count
+        precondition(n < BlockRow.pageLimit, "more pages than a row can name")
+        pageIDs.append(id)
+        pageNumbers[id] = n
+        lastPage = n
+        return n
+    }
+
+    /// Puts row `r` on page `id`.
+    mutating func setPage(_ r: Int, _ id: BlockID) { rows[r].pageNumber = numberPage(id) }
+
+    /// Appends one property: varint(key id << 1 | packed), then the value as varint(length) bytes,
+    /// or, packed, as CompactTimestamp's two varints. Key ids start at 1, so a property never
+    /// begins with the 0 that ends a block's properties.
+    @inline(__always) mutating func appendProperty(key: Int, value: UnsafeBufferPointer<UInt8>) {
+        if let (x, y) = CompactTimestamp.pack(value) {
+            // At most 10 + 10 + 10 bytes: written into one word buffer, appended at once.
+            var buf: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &buf) { b in
+                var k = 0
+                @inline(__always) func put(_ v: UInt64) {
+                    var v = v
+                    while v >= 0x80 { b[k] = UInt8(truncatingIfNeeded: v) | 0x80; v >>= 7; k += 1 }
+                    b[k] = UInt8(truncatingIfNeeded: v); k += 1
+                }
+                put(UInt64(key << 1 | 1))
+                put(x)
+                put(y)
+                arena.append(contentsOf: UnsafeRawBufferPointer(rebasing: b[..<k]))
+            }
+        } else {
+            appendVarint(key << 1)
+            _ = appendBytes(value)
+        }
+    }
+
+    /// Reads the property at `i` (see `appendProperty`) and hands `body` its key id and value;
+    /// false, with `i` past it, at the 0 that ends the properties.
+    @inline(__always) static func readProperty(_ a: UnsafeBufferPointer<UInt8>, _ i: inout Int,
+                                               _ body: (_ key: Int, UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
+        let k = readVarint(a, &i)
+        if k == 0 { return false }
+        if k & 1 == 0 {
+            let n = readVarint(a, &i)
+            body(k >> 1, UnsafeBufferPointer(rebasing: a[i..<(i + n)]))
+            i += n
+        } else {
+            let x = UInt64(readVarint(a, &i)), y = UInt64(readVarint(a, &i))
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: CompactTimestamp.maxBytes) { out in
+                let n = CompactTimestamp.unpack(x, y, into: out.baseAddress!)
+                body(k >> 1, UnsafeBufferPointer(rebasing: out[..<n]))
+            }
+        }
+        return true
+    }
+
+    /// Steps `i` over the property there; false, with `i` past it, at the 0 that ends the properties.
+    @inline(__always) static func skipProperty(_ a: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Bool {
+        let k = readVarint(a, &i)
+        if k == 0 { return false }
+        if k & 1 == 0 {
+            i += readVarint(a, &i)
+        } else {
+            _ = readVarint(a, &i)
+            _ = readVarint(a, &i)
+        }
+        return true
     }
 
     @inline(__always) static func readVarint(_ a: UnsafeBufferPointer<UInt8>, _ i: inout Int) -> Int {
@@ -236,10 +382,7 @@ public struct BlockTable: Sendable {
         arena.withUnsafeBufferPointer { a in
             var i = Int(offset)
             i += BlockTable.readVarint(a, &i)  // text
-            while true {
-                if BlockTable.readVarint(a, &i) == 0 { break }
-                i += BlockTable.readVarint(a, &i)  // a property's value
-            }
+            while BlockTable.skipProperty(a, &i) {}
             var z: UInt64 = 0, shift: UInt64 = 0
             while true {
                 let c = a[i]; i += 1
@@ -278,15 +421,9 @@ public struct BlockTable: Sendable {
             let n = BlockTable.readVarint(a, &i)
             text = String(decoding: UnsafeBufferPointer(rebasing: a[i..<(i + n)]), as: UTF8.self)
             i += n
-            while true {
-                let k = BlockTable.readVarint(a, &i)
-                if k == 0 { break }
-                let vn = BlockTable.readVarint(a, &i)
-                props.append(Property(keys.names[k - 1], String(decoding: UnsafeBufferPointer(rebasing: a[i..<(i + vn)]), as: UTF8.self)))
-                i += vn
-            }
+            while BlockTable.readProperty(a, &i, { k, v in props.append(Property(keys.names[k - 1], String(decoding: v, as: UTF8.self))) }) {}
         }
-        return Block(page: row.page, parent: row.hasParent ? row.parent : nil, pos: string(at: row.pos), text: text,
+        return Block(page: pageIDs[row.pageNumber], parent: row.hasParent ? parent(atPos: row.pos) : nil, pos: string(at: row.pos), text: text,
                      props: props, deleted: row.deleted)
     }
 

@@ -27,8 +27,9 @@ public struct Page: Sendable {
     public var name: String
     public var preamble: String = ""
     /// The row in `Model.blocks` of every block ever created on the page, deleted ones included, in
-    /// creation order, once each (rows never move: the arrangement reads them without a lookup).
-    var rows: [UInt32] = []
+    /// creation order, once each (rows never move: the arrangement reads them without a lookup),
+    /// kept as runs of consecutive rows.
+    var rows = RowRuns()
     /// The largest top-level position key, so an append lands at the end.
     public var maxTopPos: String = ""
     /// A createPage arrived under the page's canonical id. An unknown page is never given a file,
@@ -144,11 +145,11 @@ public struct Model: Sendable {
             if let r = blocks.find(op.id) { return createAgain(r, op) }
             let pi = pageIndex(op.page)
             let parent = op.parent
-            let pos = op.withPos { blocks.appendBytes($0) }
+            let pos = op.withPos { blocks.appendPlace(parent: parent, pos: $0) }
             let content = op.storeContent(in: &blocks)
             blocks.appendStamp(op.hlc)
-            let r = blocks.insert(BlockRow(id: op.id, page: op.page, parent: parent ?? BlockID(hi: 0, lo: 0),
-                                           content: content, pos: pos, hasParent: parent != nil, deleted: false))
+            let r = blocks.insert(BlockRow(id: op.id, pageNumber: blocks.numberPage(op.page), content: content, pos: pos,
+                                           hasParent: parent != nil, deleted: false))
             pages.values[pi].rows.append(UInt32(r))
             if parent == nil { Model.raiseMaxTopPos(&pages.values[pi].maxTopPos, op) }
             if !pending.isEmpty, let waiting = pending.removeValue(forKey: op.id) {
@@ -187,7 +188,7 @@ public struct Model: Sendable {
     /// An update, move or delete of row `r`: the field's newest stamp wins.
     mutating func edit<O: OpFields>(_ r: Int, _ op: O) -> Change {
         var e = blocks.editsOf(r)
-        let page = blocks.rows[r].page
+        let page = blocks.page(ofRow: r)
         switch op.kind {
         case .updateBlock:
             if let u = e.update, !(u < op.hlc) { return .none }
@@ -204,10 +205,7 @@ public struct Model: Sendable {
             }
             if let m = e.move, !(m < op.hlc) { blocks.edits[r] = e; return .none }
             e.move = op.hlc
-            let pos = op.withPos { blocks.appendBytes($0) }
-            blocks.rows[r].parent = op.parent ?? BlockID(hi: 0, lo: 0)
-            blocks.rows[r].hasParent = op.parent != nil
-            blocks.rows[r].pos = pos
+            op.withPos { blocks.setPlace(r, parent: op.parent, pos: $0) }
         case .deleteBlock:
             if let d = e.delete, !(d < op.hlc) { return .none }
             e.delete = op.hlc
@@ -222,7 +220,7 @@ public struct Model: Sendable {
     /// A create of an id that exists (a replay, or a second device draining a synced copy): the least
     /// stamp's create wins the fields no update or move has overwritten, and its page.
     mutating func createAgain<O: OpFields>(_ r: Int, _ op: O) -> Change {
-        let row = blocks.rows[r]
+        let rowPage = blocks.page(ofRow: r)
         let current = blocks.createStamp(ofRow: r)
         if op.hlc == current { return .none }
         var e = blocks.edits[r]
@@ -231,7 +229,7 @@ public struct Model: Sendable {
             let pi = pageIndex(op.page)
             Model.raiseMaxTopPos(&pages.values[pi].maxTopPos, op)
         }
-        let newPage = op.page != row.page && !(e?.otherPages.contains(op.page) ?? false)
+        let newPage = op.page != rowPage && !(e?.otherPages.contains(op.page) ?? false)
         if newPage {
             // The block is listed on every page it is created on; tree(of:) shows it on its row's page.
             var x = e ?? blocks.editsOf(r)
@@ -243,19 +241,16 @@ public struct Model: Sendable {
             change = .hidden
         }
         if op.hlc < current {
-            if op.page != row.page {
+            if op.page != rowPage {
                 var x = e!
                 x.otherPages.removeAll { $0 == op.page }
-                x.otherPages.append(row.page)
+                x.otherPages.append(rowPage)
                 e = x
-                blocks.rows[r].page = op.page
-                alsoTouched.append(row.page)
+                blocks.setPage(r, op.page)
+                alsoTouched.append(rowPage)
             }
             if e?.move == nil {
-                let pos = op.withPos { blocks.appendBytes($0) }
-                blocks.rows[r].parent = op.parent ?? BlockID(hi: 0, lo: 0)
-                blocks.rows[r].hasParent = op.parent != nil
-                blocks.rows[r].pos = pos
+                op.withPos { blocks.setPlace(r, parent: op.parent, pos: $0) }
             }
             if e?.update == nil {
                 blocks.rows[r].content = op.storeContent(in: &blocks)
@@ -331,8 +326,8 @@ extension Op: OpFields {
         let at = s.withUTF8 { t.appendBytes($0) }
         for p in props {
             var k = p.key, v = p.value
-            t.appendVarint(k.withUTF8 { t.keys.id($0) })
-            _ = v.withUTF8 { t.appendBytes($0) }
+            let key = k.withUTF8 { t.keys.id($0) }
+            v.withUTF8 { t.appendProperty(key: key, value: $0) }
         }
         t.arena.append(0)
         return at
@@ -352,8 +347,7 @@ extension RawOpView: OpFields {
         let at = t.appendBytes(bytes(raw.text))
         var k = 0
         while k + 1 < props.count {
-            t.appendVarint(t.keys.id(bytes(props[k])))
-            _ = t.appendBytes(bytes(props[k + 1]))
+            t.appendProperty(key: t.keys.id(bytes(props[k])), value: bytes(props[k + 1]))
             k += 2
         }
         t.arena.append(0)

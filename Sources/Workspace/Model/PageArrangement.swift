@@ -20,7 +20,7 @@ extension Model {
 
     /// Every block ever created on a page, deleted ones and those moved to another page included.
     func blockIDs(createdOn pageID: BlockID) -> [BlockID] {
-        (pages[pageID]?.rows ?? []).map { blocks.rows[Int($0)].id }
+        (pages[pageID]?.rows ?? RowRuns()).map { blocks.rows[Int($0)].id }
     }
 
     /// The live blocks of a page as a tree, children sorted by (pos, id).
@@ -68,10 +68,11 @@ extension Model {
         guard let page = pages[pageID] else { return [] }
         var out: [(id: BlockID, row: Int, depth: Int)] = []
         out.reserveCapacity(page.rows.count)
+        let number = blocks.pageNumber(pageID) ?? -1
         var last = -1
         for r in page.rows {
             let row = blocks.rows[Int(r)]
-            guard !row.deleted, row.page == pageID else { continue }
+            guard !row.deleted, row.pageNumber == number else { continue }
             if row.hasParent { return nil }
             if last >= 0 {
                 let c = blocks.comparePos(ofRow: last, Int(r))
@@ -90,17 +91,17 @@ extension Model {
         a.rows.reserveCapacity(page.rows.count)
         var local = LocalIndex(capacity: page.rows.count)
         // A block stands on its row's page (it is listed on every page it was created on).
+        let number = blocks.pageNumber(pageID) ?? -1
         for r in page.rows {
             let row = blocks.rows[Int(r)]
-            guard !row.deleted, row.page == pageID else { continue }
+            guard !row.deleted, row.pageNumber == number else { continue }
             local.insert(row.id, a.ids.count)
             a.ids.append(row.id)
             a.rows.append(Int(r))
         }
         let n = a.ids.count
         a.parent = a.rows.map { r in
-            let row = blocks.rows[r]
-            return row.hasParent ? local.find(row.parent) ?? -1 : -1
+            blocks.parent(ofRow: r).map { local.find($0) ?? -1 } ?? -1
         }
         // Each block's chain of parents ends at the top level or in a cycle (one per chain, as each
         // block has one parent); a cycle found is cut at the member chosen from its members alone, so

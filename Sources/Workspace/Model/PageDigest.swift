@@ -58,15 +58,16 @@ extension Model {
         // Rows are summed, each finished on its own: the sum does not depend on their order.
         var sum = head.finished
         let keyHashes = blocks.keys.nameDigests()
+        let number = blocks.pageNumber(pageID) ?? -1
         blocks.rows.withUnsafeBufferPointer { rows in
             blocks.arena.withUnsafeBufferPointer { a in
                 for r in page.rows {
                     let row = rows[Int(r)]
-                    guard row.page == pageID else { continue }  // listed here, shown on another page
+                    guard row.pageNumber == number else { continue }  // listed here, shown on another page
                     var h = DigestHasher(seed: 2)
                     h.add(row.id)
                     h.add(row.deleted ? 1 : 0)
-                    if row.hasParent { h.add(row.parent) } else { h.add(0) }
+                    if row.hasParent { h.add(blocks.parent(atPos: row.pos)) } else { h.add(0) }
                     var i = Int(row.pos)
                     var n = BlockTable.readVarint(a, &i)
                     h.add(UnsafeBufferPointer(rebasing: a[i..<(i + n)]))
@@ -74,13 +75,20 @@ extension Model {
                     n = BlockTable.readVarint(a, &i)
                     h.add(UnsafeBufferPointer(rebasing: a[i..<(i + n)]))
                     i += n
+                    // A packed time is hashed as packed (packing is one to one): no need to unpack it.
                     while true {
                         let k = BlockTable.readVarint(a, &i)
                         if k == 0 { break }
-                        h.add(keyHashes[k - 1])
-                        n = BlockTable.readVarint(a, &i)
-                        h.add(UnsafeBufferPointer(rebasing: a[i..<(i + n)]))
-                        i += n
+                        h.add(keyHashes[(k >> 1) - 1])
+                        if k & 1 == 0 {
+                            n = BlockTable.readVarint(a, &i)
+                            h.add(UnsafeBufferPointer(rebasing: a[i..<(i + n)]))
+                            i += n
+                        } else {
+                            h.add(UInt64.max)  // no byte string's length
+                            h.add(UInt64(BlockTable.readVarint(a, &i)))
+                            h.add(UInt64(BlockTable.readVarint(a, &i)))
+                        }
                     }
                     // The newest move breaks a cycle of parents (PageArrangement).
                     if let m = blocks.edits[Int(r)]?.move { h.add(UInt64(bitPattern: m.wall)); h.add(UInt64(m.counter)); h.add(m.actor) }

@@ -43,8 +43,9 @@ struct PageIndexEntry: Equatable {
 
 final class PageIndex {
     /// Bumped when what an entry means changes; a record of another version (or renderer version)
-    /// is read as empty, so every page is read once and recorded again.
-    static let version = 1
+    /// is read as empty, so every page is read once and recorded again. 2: a packed capture time
+    /// (CompactTimestamp) is digested as packed.
+    static let version = 2
     let path: String
     private let header: String
     private(set) var entries: [BlockID: PageIndexEntry] = [:]

@@ -30,6 +30,8 @@ struct PageRenderCache {
     /// Least recently rendered first.
     private var order: [BlockID] = []
     private var bytes = 0
+    /// What the kept renderings hold (`outl debug-memory`).
+    var bytesKept: Int { bytes }
 
     mutating func take(_ page: BlockID) -> Rendering? {
         guard let r = renderings.removeValue(forKey: page) else { return nil }
