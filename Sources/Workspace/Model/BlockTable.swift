@@ -208,6 +208,24 @@ public struct BlockTable: Sendable {
         arena.append(UInt8(truncatingIfNeeded: v))
     }
 
+    /// Appends three varints with one append (at most 30 bytes, written into a word buffer first):
+    /// the boot appends a stamp or a packed property per op.
+    @inline(__always) mutating func appendVarints(_ x: UInt64, _ y: UInt64, _ z: UInt64) {
+        var buf: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &buf) { b in
+            var k = 0
+            @inline(__always) func put(_ v: UInt64) {
+                var v = v
+                while v >= 0x80 { b[k] = UInt8(truncatingIfNeeded: v) | 0x80; v >>= 7; k += 1 }
+                b[k] = UInt8(truncatingIfNeeded: v); k += 1
+            }
+            put(x)
+            put(y)
+            put(z)
+            arena.append(contentsOf: UnsafeRawBufferPointer(rebasing: b[..<k]))
+        }
+    }
+
     /// Appends varint(length) + bytes; returns the offset.
     @inline(__always) mutating func appendBytes(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
         let at = UInt64(arena.count)
@@ -276,20 +294,7 @@ public struct BlockTable: Sendable {
     /// begins with the 0 that ends a block's properties.
     @inline(__always) mutating func appendProperty(key: Int, value: UnsafeBufferPointer<UInt8>) {
         if let (x, y) = CompactTimestamp.pack(value) {
-            // At most 10 + 10 + 10 bytes: written into one word buffer, appended at once.
-            var buf: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &buf) { b in
-                var k = 0
-                @inline(__always) func put(_ v: UInt64) {
-                    var v = v
-                    while v >= 0x80 { b[k] = UInt8(truncatingIfNeeded: v) | 0x80; v >>= 7; k += 1 }
-                    b[k] = UInt8(truncatingIfNeeded: v); k += 1
-                }
-                put(UInt64(key << 1 | 1))
-                put(x)
-                put(y)
-                arena.append(contentsOf: UnsafeRawBufferPointer(rebasing: b[..<k]))
-            }
+            appendVarints(UInt64(key << 1 | 1), x, y)
         } else {
             appendVarint(key << 1)
             _ = appendBytes(value)
@@ -361,20 +366,7 @@ public struct BlockTable: Sendable {
             }
             lastActor = n
         }
-        // At most 10 + 5 + 5 bytes: written into one word buffer, appended at once.
-        var buf: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &buf) { b in
-            var k = 0
-            @inline(__always) func put(_ v: UInt64) {
-                var v = v
-                while v >= 0x80 { b[k] = UInt8(truncatingIfNeeded: v) | 0x80; v >>= 7; k += 1 }
-                b[k] = UInt8(truncatingIfNeeded: v); k += 1
-            }
-            put(UInt64(bitPattern: (h.wall << 1) ^ (h.wall >> 63)))
-            put(UInt64(h.counter))
-            put(UInt64(n))
-            arena.append(contentsOf: UnsafeRawBufferPointer(rebasing: b[..<k]))
-        }
+        appendVarints(UInt64(bitPattern: (h.wall << 1) ^ (h.wall >> 63)), UInt64(h.counter), UInt64(n))
     }
 
     /// The stamp of the create whose content starts at `offset` (see `appendStamp`).
