@@ -46,7 +46,14 @@ public struct UsageError: Error, Equatable, CustomStringConvertible {
 }
 
 public enum Arguments {
-    static let valued: Set<String> = ["--source", "--page", "--at", "--workspace", "--inbox", "--uri", "--attach", "--name"]
+    /// The options that take a value. A switch, not a Set: a Set<String> is the first generic type the
+    /// writer would make at run time (demangled, its Hashable conformance looked up), for every capture.
+    static func takesValue(_ name: String) -> Bool {
+        switch name {
+        case "--source", "--page", "--at", "--workspace", "--inbox", "--uri", "--attach", "--name": return true
+        default: return false
+        }
+    }
 
     public static func parse(_ args: [String]) throws -> Options {
         var o = Options()
@@ -66,7 +73,7 @@ public enum Arguments {
             if a.hasPrefix("--"), let eq = a.firstIndex(of: "=") {
                 name = String(a[..<eq]); inline = String(a[a.index(after: eq)...])
             }
-            if valued.contains(name) {
+            if takesValue(name) {
                 let v: String
                 if let inline { v = inline } else {
                     guard i < args.count else { throw UsageError("\(name) needs a value") }

@@ -171,7 +171,12 @@ enum Writer {
             }
         }
         if let selected { return (selected, nil, nil) }
-        if !o.words.isEmpty { return (o.words.joined(separator: " "), nil, nil) }
+        if !o.words.isEmpty {
+            // Not joined(separator:): its generic requirements are checked at run time, on every capture.
+            var text = o.words[0]
+            for w in o.words.dropFirst() { text += " "; text += w }
+            return (text, nil, nil)
+        }
         // With attachments the caption is optional, and standard input is read only when `-` says so.
         if o.attaches && !o.readStdin { return ("", nil, nil) }
         if o.readStdin || isatty(0) == 0 { return (try StdinText.read(), nil, nil) }

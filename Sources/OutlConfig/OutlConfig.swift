@@ -90,14 +90,24 @@ public struct OutlConfig: Equatable, Sendable {
     /// root is followed as a link), nil for a device-local inbox the user named. `page` and
     /// `attachmentLimit` are outld.conf's when the workspace inbox is written (the file is read then).
     public static func writeTarget(workspace: String?, inboxes: [String],
-                                   environment: @escaping (String) -> String? = Path.environment) throws
-        -> (inbox: String, workspace: String?, origin: Origin?, page: String?, attachmentLimit: Int?) {
+                                   environment: @escaping (String) -> String? = Path.environment) throws -> WriteTarget {
         var r = Resolver(workspace: workspace, inboxes: inboxes, stateDirectory: nil, environment: environment)
-        if let first = inboxes.first { return (try r.commandLinePath(first, "--inbox"), nil, nil, nil, nil) }
-        if let env = try r.environmentInbox() { return (env, nil, nil, nil, nil) }
+        if let first = inboxes.first { return WriteTarget(inbox: try r.commandLinePath(first, "--inbox")) }
+        if let env = try r.environmentInbox() { return WriteTarget(inbox: env) }
         let (root, origin) = try r.workspace()
         let conf = try r.configFile()
-        return (inboxOf(root: root), root, origin, conf?.page, conf?.attachmentLimit)
+        return WriteTarget(inbox: inboxOf(root: root), workspace: root, origin: origin, page: conf?.page,
+                           attachmentLimit: conf?.attachmentLimit)
+    }
+
+    /// Where a writer writes (see `writeTarget`). A struct, not a tuple: a tuple's type is made at run
+    /// time from its mangled name when a generic function returns it, on every capture.
+    public struct WriteTarget {
+        public var inbox: String
+        public var workspace: String? = nil
+        public var origin: Origin? = nil
+        public var page: String? = nil
+        public var attachmentLimit: Int? = nil
     }
 
     /// The workspace inbox of a root (SPEC section 2).
@@ -203,9 +213,24 @@ enum PathSpelling {
         return .success(normalized(path))
     }
 
+    /// The path with its empty and `.` components dropped, from `/`. By bytes: split and joined, it
+    /// made an [Substring] and its conformances at run time, on every capture.
     static func normalized(_ path: String) -> String {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
-        return "/" + parts.joined(separator: "/")
+        var out: [UInt8] = [47]
+        out.reserveCapacity(path.utf8.count + 1)
+        var part: [UInt8] = []
+        func end() {
+            if !part.isEmpty && part != [46] {
+                if out.count > 1 { out.append(47) }
+                out.append(contentsOf: part)
+            }
+            part.removeAll(keepingCapacity: true)
+        }
+        for c in path.utf8 {
+            if c == 47 { end() } else { part.append(c) }
+        }
+        end()
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func workingDirectory() -> String? {

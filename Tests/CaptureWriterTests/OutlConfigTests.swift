@@ -99,6 +99,11 @@ private func env(_ d: [String: String]) -> (String) -> String? { { d[$0] } }
     // A relative path on the command line is the working directory's, as in any shell command.
     let cwd = FileManager.default.currentDirectoryPath
     #expect(try OutlConfig.resolve(workspace: "./a//b/", environment: env(["HOME": "/h"])).workspaceRoot == cwd + "/a/b")
+    // Empty and `.` components go, `..` and names that only start with a dot stay, written from `/`.
+    for (given, spelled) in [("/", "/"), ("//", "/"), ("/./.", "/"), ("/a/./b//c/", "/a/b/c"), ("/a/../b", "/a/../b"),
+                             ("/.x/..y/./.", "/.x/..y"), ("/é/./ü", "/é/ü")] {
+        #expect(try OutlConfig.writeTarget(workspace: nil, inboxes: [given], environment: env(["HOME": "/h"])).inbox == spelled)
+    }
 }
 
 @Test func each_refused_outld_conf_line_names_file_line_and_why() throws {
