@@ -69,7 +69,7 @@ def latency(io, n=200):
     print(floor, end="")
     fa = [int(l.split()[6]) for l in floor.splitlines() if "append" in l][0]
     fp = [int(l.split()[6]) for l in floor.splitlines() if "publish" in l][0]
-    print(f"ratio p99 durable/floor(append) {pct(durable,99)/max(fa,1):.1f}x, projected/floor(append+publish) {pct(projected,99)/max(fa+fp,1):.1f}x  (target <= 10x)")
+    print(f"ratio p99 durable/floor(append) {pct(durable,99)/max(fa,1):.1f}x, projected/floor(append+publish) {pct(projected,99)/max(fa+fp,1):.1f}x  (target <= 2x)")
     shutil.rmtree(home, ignore_errors=True)
 
 def versus_daily_append(nops=100000, n=30):
@@ -160,12 +160,15 @@ def bursts():
     per_capture_n = 2000
     rate_single, dt_single, _ = burst(per_capture_n, "plain", batch=1)
     print(f"burst {per_capture_n:>6} fdatasync per capture: {rate_single:9.0f} captures/s ({dt_single:.2f} s)")
+    # On tmpfs the disk costs nothing: what is left is outld's CPU per capture against the same
+    # syscalls in C (issue 17: at least 0.8x). On a disk: 50,000/s and 20x the per-capture path.
+    target = "target >= 0.80x the C floor" if fs == "tmpfs" else "target >= 50000/s and >= 20x"
     for n in sizes:
         floor_rate, cat_rate = floor_burst(n)
         print(f"burst {n:>6} floor: C same syscalls {floor_rate:9.0f} files/s; cat of the data {cat_rate:9.0f} files/s")
         for io in ("uring", "plain"):
             rate, dt, left = burst(n, io)
-            print(f"burst {n:>6} {io:5} group commit:        {rate:9.0f} captures/s ({dt:.2f} s, {left} left)  {rate/rate_single:5.1f}x per-capture path, {rate/floor_rate:4.2f}x the C floor (target >= 50000/s and >= 20x)")
+            print(f"burst {n:>6} {io:5} group commit:        {rate:9.0f} captures/s ({dt:.2f} s, {left} left)  {rate/rate_single:5.1f}x per-capture path, {rate/floor_rate:4.2f}x the C floor ({target})")
 
 def idle():
     secs = int(os.environ.get("OUTL_BENCH_IDLE_SECONDS", "60"))
