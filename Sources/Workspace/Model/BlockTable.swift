@@ -108,8 +108,9 @@ public struct BlockTable: Sendable {
         if BlockTable.tooFull(n, slots.count) { rehash(minimumSlots: n + n / 3 + 1) }
     }
 
-    /// Reserves rows, index and arena for a log of `bytes` bytes (~330 bytes per capture op, ~105 of
-    /// them in the arena with the create's stamp). Untouched reserved pages cost address space, not memory.
+    /// Reserves rows, index and arena for a log of `bytes` bytes (~330 bytes per capture op, ~90 of
+    /// them in the arena with the create's stamp and the time packed). Untouched reserved pages cost
+    /// address space, not memory.
     /// At most `reservationCeiling` is reserved: file sizes are the synced folder's claim (a sparse
     /// file of 200 GB costs no disk), and a bigger log simply grows the tables as it is read.
     mutating func reserve(logBytes claimed: Int) {
