@@ -1,6 +1,7 @@
 // MemoryUse: where the model's memory goes, part by part (`outl debug-memory`, bench/scale.sh).
-// Sizes are what each part fills (room reserved and never touched costs address space, not memory);
-// a dictionary is estimated from its capacity and its entries' strides: close figures, not exact.
+// Rows and arena count what they fill (room reserved and never touched costs address space, not
+// memory); the small tables count their capacity, a dictionary estimated from its entries' strides:
+// close figures, not exact.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,7 +47,7 @@ extension Model {
     }
 }
 
-/// The process as the kernel and the allocator see it.
+/// The process as the kernel sees it.
 public enum ProcessMemory {
     /// VmRSS and VmHWM of /proc/self/status, in bytes (nil where unreadable).
     public static func resident() -> (now: Int, peak: Int)? {
