@@ -10,9 +10,13 @@ public enum CaptureName {
 
     /// The id of a final-form name, nil for anything else.
     public static func ulid(of name: String) -> ULID? {
-        let u = name.utf8
-        guard u.count == 26 + 5, name.hasSuffix(suffix) else { return nil }
-        return ULID(string: String(name.prefix(26)))
+        // On the name's bytes: every entry of every listing comes through here.
+        var name = name
+        return name.withUTF8 { u -> ULID? in
+            guard u.count == 26 + 5, u[26] == UInt8(ascii: "."), u[27] == UInt8(ascii: "j"), u[28] == UInt8(ascii: "s"),
+                  u[29] == UInt8(ascii: "o"), u[30] == UInt8(ascii: "n") else { return nil }
+            return ULID(ascii: UnsafeBufferPointer(rebasing: u[..<26]))
+        }
     }
 
     /// The capture id a final-form name spells (for logs and listings), nil for any other name.

@@ -21,6 +21,13 @@ public struct ULID: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     public init(high: UInt64, low: UInt64) { self.high = high; self.low = low }
 
+    /// A table hash without a Hasher (as BlockID's): the drain asks one per capture.
+    @inline(__always)
+    public func _rawHashValue(seed: Int) -> Int {
+        let h = (high ^ low) &* 0x9E37_79B9_7F4A_7C15
+        return Int(truncatingIfNeeded: h ^ (h >> 29))
+    }
+
     public init(timestampMs: UInt64, randomHigh: UInt16, randomLow: UInt64) {
         precondition(timestampMs <= ULID.maxTimestampMs, "ULID time out of range")
         high = timestampMs << 16 | UInt64(randomHigh)
@@ -30,30 +37,43 @@ public struct ULID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Exactly the canonical spelling: 26 characters of the upper-case alphabet, first one 0-7
     /// (anything larger would overflow 128 bits).
     public init?(string: String) {
-        let u = Array(string.utf8)
+        var s = string
+        guard let id = s.withUTF8({ ULID(ascii: $0) }) else { return nil }
+        self = id
+    }
+
+    /// The same from the spelling's bytes (an inbox listing has them; no String is made).
+    public init?(ascii u: UnsafeBufferPointer<UInt8>) {
         guard u.count == 26, u[0] >= UInt8(ascii: "0"), u[0] <= UInt8(ascii: "7") else { return nil }
         var hi: UInt64 = 0, lo: UInt64 = 0
-        for c in u {
-            let v = ULID.values[Int(c)]
-            if v == 0xFF { return nil }
-            // shift the 128-bit value left by 5 and add v
-            hi = hi << 5 | lo >> 59
-            lo = lo << 5 | UInt64(v)
+        let ok = ULID.values.withUnsafeBufferPointer { values -> Bool in
+            for c in u {
+                let v = values[Int(c)]
+                if v == 0xFF { return false }
+                // shift the 128-bit value left by 5 and add v
+                hi = hi << 5 | lo >> 59
+                lo = lo << 5 | UInt64(v)
+            }
+            return true
         }
+        guard ok else { return nil }
         high = hi; low = lo
     }
 
     public var timestampMs: UInt64 { high >> 16 }
 
     public var string: String {
-        var out = [UInt8](repeating: 0, count: 26)
         var hi = high, lo = low
-        for i in stride(from: 25, through: 0, by: -1) {
-            out[i] = ULID.alphabet[Int(lo & 31)]
-            lo = lo >> 5 | hi << 59
-            hi >>= 5
+        return String(unsafeUninitializedCapacity: 26) { out in
+            ULID.alphabet.withUnsafeBufferPointer { alphabet in
+                for i in stride(from: 25, through: 0, by: -1) {
+                    out[i] = alphabet[Int(lo & 31)]
+                    lo = lo >> 5 | hi << 59
+                    hi >>= 5
+                }
+            }
+            return 26
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     public var description: String { string }

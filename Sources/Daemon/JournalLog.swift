@@ -68,9 +68,31 @@ public final class JournalLog {
     public func drained(captureID: String, blockID: String, day: String, source: String,
                         latencyUsec: UInt64, inbox: String, attachments: Int = 0) {
         let carried = attachments == 0 ? "" : attachments == 1 ? ", 1 attachment" : ", \(attachments) attachments"
-        let message = "drained \(captureID) → \(day) (block \(blockID), source \(source)\(carried), \(Self.duration(latencyUsec)))"
-        // On stderr only the line is needed: skip building the journal fields (once per capture).
-        guard usesJournal else { return writeLine(Self.line(priority: LOG_INFO, message: message)) }
+        // Once per capture, so the message is put together from its parts as bytes: an interpolated
+        // String grew and copied itself once per part (a tenth of a tmpfs burst's instructions).
+        var m: [UInt8] = []
+        m.reserveCapacity(170 + source.utf8.count)
+        // On stderr only the line is needed (its prefix here, and no journal fields).
+        if !usesJournal { m.append(contentsOf: "outld: ".utf8) }
+        func add(_ s: String) {
+            var s = s
+            s.withUTF8 { m.append(contentsOf: $0) }
+        }
+        add("drained "); add(captureID); add(" → "); add(day); add(" (block "); add(blockID); add(", source ")
+        let sourceAt = m.count
+        add(source)
+        add(carried); add(", "); add(Self.duration(latencyUsec)); add(")")
+        guard usesJournal else {
+            // Only the source can hold a line break (the rest is ids, a day and our words).
+            if m[sourceAt...].contains(where: { $0 == 10 || $0 == 13 }) {
+                m.withUnsafeBufferPointer { writeLine(Self.line(priority: LOG_INFO, message: UnsafeBufferPointer(rebasing: $0[7...]))) }
+            } else {
+                m.append(10)
+                writeLine(m)
+            }
+            return
+        }
+        let message = String(decoding: m, as: UTF8.self)
         var fields = [("OUTL_CAPTURE_ID", captureID), ("OUTL_BLOCK_ID", blockID), ("OUTL_JOURNAL_DAY", day),
                       ("OUTL_SOURCE", source), ("OUTL_LATENCY_USEC", String(latencyUsec)), ("OUTL_INBOX", inbox)]
         if attachments > 0 { fields.append(("OUTL_ATTACHMENTS", String(attachments))) }
@@ -145,8 +167,31 @@ public final class JournalLog {
 
     /// The readable form: "outld: drained …", "outld: warning: …", "outld: error: …".
     static func line(priority: Int32, message: String) -> String {
+        var m = message
+        return String(decoding: m.withUTF8 { line(priority: priority, message: $0) }, as: UTF8.self)
+    }
+
+    /// The readable line's bytes: one event, one line, so embedded line breaks become spaces.
+    static func line(priority: Int32, message: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         let tag = priority <= LOG_ERR ? "error: " : priority == LOG_WARNING ? "warning: " : ""
-        return "outld: \(tag)\(message.replacingNewlines())\n"
+        var out: [UInt8] = []
+        out.reserveCapacity(message.count + 17)
+        out.append(contentsOf: "outld: ".utf8)
+        out.append(contentsOf: tag.utf8)
+        if !message.contains(where: { $0 == 10 || $0 == 13 }) {
+            out.append(contentsOf: message)
+        } else {
+            // A CRLF is one break, one space (as a Character it always was).
+            var i = 0
+            while i < message.count {
+                let c = message[i]
+                if c == 13 && i + 1 < message.count && message[i + 1] == 10 { i += 1 }
+                out.append(c == 10 || c == 13 ? 32 : c)
+                i += 1
+            }
+        }
+        out.append(10)
+        return out
     }
 
     /// "0.4 ms", "1.2 ms", "3.4 s".
@@ -160,7 +205,8 @@ public final class JournalLog {
 
     private func emit(priority: Int32, id: MessageID?, message: String, fields: [(String, String)]) {
         if usesJournal && sendToJournal(priority: priority, id: id, message: message, fields: fields) { return }
-        writeLine(Self.line(priority: priority, message: message))
+        var m = message
+        m.withUTF8 { writeLine(Self.line(priority: priority, message: $0)) }
     }
 
     /// sd_journal_sendv with one iovec per FIELD=value (values may hold any byte, newlines too).
@@ -190,25 +236,22 @@ public final class JournalLog {
     /// Readable lines held back during a drain pass, written with one write(2) when it ends: a
     /// burst of 100,000 captures is 100,000 lines, and one syscall each is a fifth of the drain.
     /// Journal entries are never held (each is its own entry, sent as it happens).
-    private var held: [UInt8]? = nil
+    private var held: [UInt8] = []
+    private var holding = false
 
     /// Starts holding readable lines until `releaseLines()`.
-    public func holdLines() { if held == nil { held = [] } }
+    public func holdLines() { holding = true }
 
     /// Writes every held line now and stops holding.
     public func releaseLines() {
-        guard let h = held else { return }
-        held = nil
-        if !h.isEmpty { writeBytes(h) }
+        holding = false
+        if !held.isEmpty { writeBytes(held); held.removeAll(keepingCapacity: true) }
     }
 
-    private func writeLine(_ s: String) {
-        if held != nil {
-            held!.append(contentsOf: s.utf8)
-            if held!.count >= 1 << 16 { let h = held!; held = []; writeBytes(h) }
-            return
-        }
-        writeBytes(Array(s.utf8))
+    private func writeLine(_ line: [UInt8]) {
+        guard holding else { return writeBytes(line) }
+        held.append(contentsOf: line)
+        if held.count >= 1 << 16 { writeBytes(held); held.removeAll(keepingCapacity: true) }
     }
 
     private func writeBytes(_ b: [UInt8]) {
@@ -222,11 +265,3 @@ public final class JournalLog {
     }
 }
 
-extension String {
-    /// One event, one line: embedded newlines become spaces.
-    fileprivate func replacingNewlines() -> String {
-        // Scan bytes, not Characters: this runs once per drained capture.
-        guard utf8.contains(where: { $0 == 10 || $0 == 13 }) else { return self }
-        return String(map { $0 == "\n" || $0 == "\r" ? " " : $0 })
-    }
-}

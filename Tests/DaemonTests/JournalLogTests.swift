@@ -18,12 +18,20 @@ import TestSupport
         log.rejected(captureID: "01JDZ5K3M7Q8R9S0T1V2W3X4Y6", reason: "not JSON", inbox: "/in")
         log.info("ready; 2 inboxes\nwatched", id: .ready)
         log.error("cannot boot: EIO")
+        // Held lines come out in order when released; a line break in a source (a CRLF is one) is a space.
+        log.holdLines()
+        log.drained(captureID: "01JDZ5K3M7Q8R9S0T1V2W3X4Y7", blockID: "0193f7e3-1c2d-4e5f-8a9b-0c1d2e3f4a5c",
+                    day: "2026-12-03", source: "two\r\nlines\rand\nmore", latencyUsec: 2_500_000, inbox: "/in", attachments: 2)
+        log.warning("held too")
+        log.releaseLines()
         Sys.close(fd)
         #expect(readText(p) == """
             outld: drained 01JDZ5K3M7Q8R9S0T1V2W3X4Y5 → 2026-12-02 (block 0193f7e3-1c2d-4e5f-8a9b-0c1d2e3f4a5b, source cli, 1.2 ms)
             outld: warning: rejected 01JDZ5K3M7Q8R9S0T1V2W3X4Y6 in /in: not JSON (moved to rejected/)
             outld: ready; 2 inboxes watched
             outld: error: cannot boot: EIO
+            outld: drained 01JDZ5K3M7Q8R9S0T1V2W3X4Y7 → 2026-12-03 (block 0193f7e3-1c2d-4e5f-8a9b-0c1d2e3f4a5c, source two lines and more, 2 attachments, 2.5 s)
+            outld: warning: held too
 
             """)
     }

@@ -136,5 +136,7 @@ private func create(_ m: inout Model, _ value: String, page: BlockID, parent: Bl
     #expect(Array(edge) == [UInt32.max - 1, UInt32.max, 0, 1])
     var day = RowRuns()
     for r in UInt32(5000)..<5100 { day.append(r) }
-    #expect(day.bytes <= 16, "a day of captures is one run")
+    // One run; its bytes are not asked: an array's capacity is what malloc gave it, which depends on
+    // what else the process allocated (a recycled chunk can be larger than asked).
+    #expect(day.runCount == 1, "a day of captures is one run")
 }

@@ -29,6 +29,28 @@ import Testing
     #expect(parsed?.parent == nil)
 }
 
+/// The encoder writes into room reckoned from the op before it starts: an op of every kind whose
+/// every string byte needs the longest escape (\u00XX), with the largest numbers, still fits it
+/// (the writer traps rather than write past it) and reads back as it was.
+@Test func op_lines_of_every_kind_fit_the_room_made_for_their_longest_escapes() {
+    let controls = String(decoding: (0..<3000).map { UInt8($0 % 31 + 1) }, as: UTF8.self)
+    for kind in [OpKind.createPage, .createBlock, .updateBlock, .moveBlock, .setPreamble, .deleteBlock] {
+        // The parser takes 18 digits at most; the longest wall is encoded (and must fit) all the same.
+        var op = Op(hlc: HLC(wall: Int64.min, counter: UInt32.max, actor: BlockID.random()), kind: kind, id: BlockID.random())
+        op.page = BlockID.random()
+        op.parent = BlockID.random()
+        op.pos = controls
+        op.text = controls + controls
+        op.props = (0..<20).map { _ in Property(controls, controls) }
+        #expect(OpEncoder.line(op).last == 10)
+        op.hlc.wall = -999_999_999_999_999_999
+        let line = OpEncoder.line(op)
+        let parsed = line.dropLast().withUnsafeBufferPointer { OpParser.parse($0) }
+        #expect(parsed?.kind == kind && parsed?.hlc == op.hlc && parsed?.id == op.id)
+        if kind == .createBlock || kind == .updateBlock { #expect(parsed?.text == op.text && parsed?.props == op.props) }
+    }
+}
+
 /// A line as another writer may spell it, with its CRC.
 func checkedLine(_ json: String) -> [UInt8] {
     let body = Array(json.utf8)

@@ -98,15 +98,10 @@ extension Markdown {
         }
         for p in b.props where !isDrawerKey(p.key) {
             pad(depth + 1, &out)
-            // A key is what mldoc reads as one: no blank, no colon (markdown_property.ml).
-            var key: [UInt8] = []
-            normalize(Array(p.key.utf8)[...], newline: UInt8(ascii: "_"), into: &key)
-            if key.isEmpty { key = [UInt8(ascii: "_")] }
-            for (i, c) in key.enumerated() where !Escapes.isKeyByte(c) { key[i] = UInt8(ascii: "_") }
-            out.append(contentsOf: key)
+            appendKey(p.key, &out)
             out.append(contentsOf: ":: ".utf8)
             // A property value is one line by nature: line breaks become spaces (the op keeps them).
-            normalize(Array(p.value.utf8)[...], newline: SP, into: &out)
+            appendNormalized(p.value, newline: SP, &out)
             out.append(LF)
         }
         id()
@@ -129,6 +124,39 @@ extension Markdown {
         }
     }
 
+    /// A key as mldoc reads one: no blank, no colon (markdown_property.ml), never empty. Nearly every
+    /// key is such already and goes in with one copy.
+    static func appendKey(_ key: String, _ out: inout [UInt8]) {
+        var k = key
+        let done = k.withUTF8 { b -> Bool in
+            guard !b.isEmpty, !b.contains(where: { !Escapes.isKeyByte($0) || needsNormalizing($0) }) else { return false }
+            out.append(contentsOf: b)
+            return true
+        }
+        if done { return }
+        var bytes: [UInt8] = []
+        normalize(Array(key.utf8)[...], newline: UInt8(ascii: "_"), into: &bytes)
+        if bytes.isEmpty { bytes = [UInt8(ascii: "_")] }
+        for (i, c) in bytes.enumerated() where !Escapes.isKeyByte(c) { bytes[i] = UInt8(ascii: "_") }
+        out.append(contentsOf: bytes)
+    }
+
+    /// `normalize`, with one copy for a string in which nothing needs it (nearly every one).
+    static func appendNormalized(_ s: String, newline: UInt8, _ out: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { b in
+            if b.contains(where: needsNormalizing) {
+                normalize(Array(b)[...], newline: newline, into: &out)
+            } else {
+                out.append(contentsOf: b)
+            }
+        }
+    }
+
+    /// A byte `normalize` may change: a line break, a control but TAB, DEL, or a C1 lead byte.
+    @inline(__always)
+    static func needsNormalizing(_ c: UInt8) -> Bool { (c < SP && c != TAB) || c == DEL || c == C1LEAD }
+
     @inline(__always)
     static func pad(_ depth: Int, _ out: inout [UInt8]) {
         for _ in 0..<depth { out.append(SP); out.append(SP) }
@@ -136,6 +164,7 @@ extension Markdown {
 
     /// `:NAME:`, the key a Logseq drawer is kept under (NAME: no colon, blank or control).
     static func isDrawerKey(_ key: String) -> Bool {
+        guard key.utf8.first == COLON else { return false }  // the common case, without a copy
         let k = Array(key.utf8)
         return Escapes.drawerEnd(k[...]) == k.count && !k.contains { $0 < SP }
     }

@@ -32,7 +32,13 @@ public struct HLC: Comparable, Hashable, Sendable {
 
     /// A fixed-width base-36 spelling that sorts like the stamp; used as an append position key.
     public var positionKey: String {
-        PositionKey.fixed(UInt64(max(0, wall)), width: 9) + PositionKey.fixed(UInt64(counter), width: 4) + "i"
+        // 14 bytes: a small String, made in place (one per capture, no heap).
+        String(unsafeUninitializedCapacity: 14) { b in
+            PositionKey.fixed(UInt64(max(0, wall)), width: 9, into: b, at: 0)
+            PositionKey.fixed(UInt64(counter), width: 4, into: b, at: 9)
+            b[13] = UInt8(ascii: "i")
+            return 14
+        }
     }
 }
 
@@ -100,14 +106,14 @@ public struct StampsAhead: Sendable, Equatable {
     public var aheadMs: Int64
 
     init(_ h: HLC, kind: OpKind, id: BlockID, now: Int64) {
-        furthest = h; self.kind = kind.code; self.id = id.description; aheadMs = h.wall &- now
+        furthest = h; self.kind = "\(kind.code)"; self.id = id.description; aheadMs = h.wall &- now
         ops = 1
     }
 
     /// Counts another such op, keeping the furthest ahead.
     mutating func add(_ h: HLC, kind: OpKind, id: BlockID, now: Int64) {
         ops += 1
-        if furthest < h { furthest = h; self.kind = kind.code; self.id = id.description; aheadMs = h.wall &- now }
+        if furthest < h { furthest = h; self.kind = "\(kind.code)"; self.id = id.description; aheadMs = h.wall &- now }
     }
 
     /// Both counts as one, keeping the furthest ahead.

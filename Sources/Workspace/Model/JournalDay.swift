@@ -15,15 +15,23 @@ public struct JournalDay: Hashable, Comparable, Sendable, CustomStringConvertibl
         (a.year, a.month, a.day) < (b.year, b.month, b.day)
     }
 
-    private static func pad(_ v: Int, _ width: Int) -> String {
-        let s = String(v)
-        return String(repeating: "0", count: max(0, width - s.count)) + s
+    /// The ten bytes of the day, zero-padded, with `separator` between its parts: a small String made
+    /// in place (asked once per drained capture, for its log line).
+    private func spelled(_ separator: UInt8) -> String {
+        String(unsafeUninitializedCapacity: 10) { b in
+            func put(_ v: Int, _ at: Int, _ width: Int) {
+                var v = v
+                for i in stride(from: at + width - 1, through: at, by: -1) { b[i] = UInt8(48 + v % 10); v /= 10 }
+            }
+            put(year, 0, 4); b[4] = separator; put(month, 5, 2); b[7] = separator; put(day, 8, 2)
+            return 10
+        }
     }
 
     /// "2026_12_02" (journals/2026_12_02.md)
-    public var fileStem: String { "\(JournalDay.pad(year, 4))_\(JournalDay.pad(month, 2))_\(JournalDay.pad(day, 2))" }
+    public var fileStem: String { spelled(UInt8(ascii: "_")) }
     /// "2026-12-02"
-    public var iso: String { "\(JournalDay.pad(year, 4))-\(JournalDay.pad(month, 2))-\(JournalDay.pad(day, 2))" }
+    public var iso: String { spelled(UInt8(ascii: "-")) }
     public var description: String { iso }
 
     /// Parses "YYYY-MM-DD" or "YYYY_MM_DD" (one separator throughout).

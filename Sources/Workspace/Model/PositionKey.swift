@@ -11,12 +11,16 @@ public enum PositionKey {
         }
     }
 
-    static func fixed(_ v: UInt64, width: Int) -> String {
-        var out = [UInt8](repeating: 48, count: width)
+    /// Writes `v` as `width` base-36 digits (the low ones, zero-padded) at `out[at...]`.
+    @inline(__always)
+    static func fixed(_ v: UInt64, width: Int, into out: UnsafeMutableBufferPointer<UInt8>, at: Int) {
         var v = v
-        var i = width - 1
-        while i >= 0 { out[i] = digits[Int(v % 36)]; v /= 36; i -= 1 }
-        return String(decoding: out, as: UTF8.self)
+        var i = at + width - 1
+        while i >= at {
+            let d = UInt8(truncatingIfNeeded: v % 36)
+            out[i] = d < 10 ? 48 + d : 87 + d
+            v /= 36; i -= 1
+        }
     }
 
     /// A key strictly between `a` and `b` (nil means the open end).

@@ -22,8 +22,10 @@ struct RowRuns: Sequence, Sendable {
         count += 1
     }
 
-    /// What the runs hold allocated.
+    /// What the runs hold allocated (the allocator may round it up).
     var bytes: Int { runs.capacity * 4 }
+    /// How many runs there are.
+    var runCount: Int { runs.count / 2 }
 
     func makeIterator() -> Iterator { Iterator(runs: runs) }
 

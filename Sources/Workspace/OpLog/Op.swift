@@ -13,7 +13,7 @@ public enum OpKind: UInt8, Sendable {
     case createPage, createBlock, updateBlock, moveBlock, deleteBlock, setPreamble, unknown
 
     /// The two-letter spelling in the log.
-    var code: String {
+    var code: StaticString {
         switch self {
         case .createPage: return "cp"
         case .createBlock: return "cb"

@@ -3,41 +3,50 @@
 public enum OpEncoder {
     static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
-    /// Appends the line for `op` to `out`.
+    /// Appends the line for `op` to `out`. Written through a ByteWriter into room for the longest
+    /// line the op can make (every string byte escaped as \u00XX), then copied once.
     public static func append(_ op: Op, to out: inout [UInt8]) {
-        let start = out.count
-        out.append(contentsOf: "00000000 ".utf8)
-        let jsonStart = out.count
-        out.append(contentsOf: "{\"k\":\"".utf8); out.append(contentsOf: op.kind.code.utf8)
-        out.append(contentsOf: "\",\"w\":".utf8); decimal(op.hlc.wall, &out)
-        out.append(contentsOf: ",\"c\":".utf8); decimal(Int64(op.hlc.counter), &out)
-        idField("a", op.hlc.actor, &out)
-        idField("id", op.id, &out)
+        var strings = op.text.utf8.count + op.pos.utf8.count
+        for p in op.props { strings += p.key.utf8.count + p.value.utf8.count + 6 }
+        out.appendWritten(atMost: 400 + 6 * strings) { w in encode(op, &w) }
+    }
+
+    static func encode(_ op: Op, _ w: inout ByteWriter) {
+        w.lit("00000000 ")
+        let jsonStart = w.count
+        w.lit("{\"k\":\""); w.lit(op.kind.code)
+        w.lit("\",\"w\":"); w.decimal(op.hlc.wall)
+        w.lit(",\"c\":"); w.decimal(Int64(op.hlc.counter))
+        idField("a", op.hlc.actor, &w)
+        idField("id", op.id, &w)
         switch op.kind {
         case .createPage:
-            field("pk", op.pageKind == .journal ? "j" : "p", &out)
-            field("t", op.text, &out)
+            field("pk", op.pageKind == .journal ? "j" : "p", &w)
+            field("t", op.text, &w)
         case .createBlock:
-            idField("pg", op.page, &out)
-            if let p = op.parent { idField("pa", p, &out) } else { field("pa", "", &out) }
-            field("pos", op.pos, &out)
-            field("t", op.text, &out)
-            props(op.props, &out)
+            idField("pg", op.page, &w)
+            if let p = op.parent { idField("pa", p, &w) } else { field("pa", "", &w) }
+            field("pos", op.pos, &w)
+            field("t", op.text, &w)
+            props(op.props, &w)
         case .updateBlock:
-            field("t", op.text, &out)
-            props(op.props, &out)
+            field("t", op.text, &w)
+            props(op.props, &w)
         case .moveBlock:
-            if let p = op.parent { idField("pa", p, &out) } else { field("pa", "", &out) }
-            field("pos", op.pos, &out)
+            if let p = op.parent { idField("pa", p, &w) } else { field("pa", "", &w) }
+            field("pos", op.pos, &w)
         case .setPreamble:
-            field("t", op.text, &out)
+            field("t", op.text, &w)
         case .deleteBlock, .unknown:
             break
         }
-        out.append(UInt8(ascii: "}"))
-        let crc = out.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[jsonStart...])) }
-        for i in 0..<8 { out[start + i] = hex[Int((crc >> UInt32(28 - 4 * i)) & 0xF)] }
-        out.append(10)
+        w.byte(UInt8(ascii: "}"))
+        let line = w.written
+        let crc = CRC32C.checksum(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: line[jsonStart...])))
+        hex.withUnsafeBufferPointer { hex in
+            for i in 0..<8 { line[i] = hex[Int((crc >> UInt32(28 - 4 * i)) & 0xF)] }
+        }
+        w.byte(10)
     }
 
     public static func line(_ op: Op) -> [UInt8] {
@@ -46,61 +55,58 @@ public enum OpEncoder {
         return out
     }
 
-    static func field(_ key: String, _ value: String, _ out: inout [UInt8]) {
-        out.append(contentsOf: ",\"".utf8)
-        out.append(contentsOf: key.utf8)
-        out.append(contentsOf: "\":".utf8)
-        string(value, &out)
+    static func field(_ key: StaticString, _ value: String, _ w: inout ByteWriter) {
+        w.lit(",\"")
+        w.lit(key)
+        w.lit("\":")
+        string(value, &w)
     }
 
     /// `,"key":"<uuid>"` without building the id's String (a UUID never needs escaping).
-    static func idField(_ key: StaticString, _ id: BlockID, _ out: inout [UInt8]) {
-        out.append(contentsOf: ",\"".utf8)
-        key.withUTF8Buffer { out.append(contentsOf: $0) }
-        out.append(contentsOf: "\":\"".utf8)
-        id.spell(into: &out)
-        out.append(34)
+    static func idField(_ key: StaticString, _ id: BlockID, _ w: inout ByteWriter) {
+        w.lit(",\"")
+        w.lit(key)
+        w.lit("\":\"")
+        w.id(id)
+        w.byte(34)
     }
 
-    /// Base-10 spelling, as `String(v)` gives it, without the String.
-    static func decimal(_ v: Int64, _ out: inout [UInt8]) {
-        if v < 0 { out.append(45) }
-        var m = v.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // scratch for up to 20 digits, written backwards
-        withUnsafeMutableBytes(of: &digits) { d in
-            var n = 0
-            repeat { d[n] = UInt8(48 + m % 10); m /= 10; n += 1 } while m > 0
-            while n > 0 { n -= 1; out.append(d[n]) }
-        }
-    }
-
-    static func props(_ props: [Property], _ out: inout [UInt8]) {
-        out.append(contentsOf: ",\"pr\":{".utf8)
+    static func props(_ props: [Property], _ w: inout ByteWriter) {
+        w.lit(",\"pr\":{")
         for (i, p) in props.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            string(p.key, &out)
-            out.append(UInt8(ascii: ":"))
-            string(p.value, &out)
+            if i > 0 { w.byte(UInt8(ascii: ",")) }
+            string(p.key, &w)
+            w.byte(UInt8(ascii: ":"))
+            string(p.value, &w)
         }
-        out.append(UInt8(ascii: "}"))
+        w.byte(UInt8(ascii: "}"))
     }
 
     /// A JSON string: quotes, backslashes and control characters escaped, other UTF-8 as is.
-    static func string(_ s: String, _ out: inout [UInt8]) {
-        out.append(34)
-        for c in s.utf8 {
-            switch c {
-            case 34: out.append(92); out.append(34)
-            case 92: out.append(92); out.append(92)
-            case 10: out.append(92); out.append(UInt8(ascii: "n"))
-            case 13: out.append(92); out.append(UInt8(ascii: "r"))
-            case 9: out.append(92); out.append(UInt8(ascii: "t"))
-            case 0..<32:
-                out.append(contentsOf: "\\u00".utf8)
-                out.append(hex[Int(c >> 4)]); out.append(hex[Int(c & 0xF)])
-            default: out.append(c)
+    static func string(_ s: String, _ w: inout ByteWriter) {
+        var s = s
+        s.withUTF8 { b in
+            w.byte(34)
+            // Most values need no escape: their bytes go in with one copy.
+            guard b.contains(where: { $0 < 32 || $0 == 34 || $0 == 92 }) else {
+                w.bytes(b)
+                w.byte(34)
+                return
             }
+            for c in b {
+                switch c {
+                case 34: w.byte(92); w.byte(34)
+                case 92: w.byte(92); w.byte(92)
+                case 10: w.byte(92); w.byte(UInt8(ascii: "n"))
+                case 13: w.byte(92); w.byte(UInt8(ascii: "r"))
+                case 9: w.byte(92); w.byte(UInt8(ascii: "t"))
+                case 0..<32:
+                    w.lit("\\u00")
+                    w.byte(hex[Int(c >> 4)]); w.byte(hex[Int(c & 0xF)])
+                default: w.byte(c)
+                }
+            }
+            w.byte(34)
         }
-        out.append(34)
     }
 }

@@ -128,6 +128,8 @@ struct FilePresence: Equatable {
     }
 
     private static func line(_ kind: String, _ e: Int?, _ ids: [BlockID], into out: inout [UInt8]) {
+        let need = out.count + 24 + 37 * ids.count
+        if out.capacity < need { out.reserveCapacity(max(need, 2 * out.capacity)) }  // growing, never exact
         out.append(contentsOf: kind.utf8)
         if let e { out.append(contentsOf: " \(e)".utf8) }
         for id in ids { out.append(UInt8(ascii: " ")); id.spell(into: &out) }

@@ -1,0 +1,68 @@
+// ByteWriter: writes a line's bytes through a pointer into room made for it beforehand, so the hot
+// encoders (an op line per capture) pay no capacity or uniqueness check per byte as Array.append
+// does. Invariant: no write goes past the room's end (each write checks, and traps before it would).
+
+struct ByteWriter {
+    private let room: UnsafeMutableBufferPointer<UInt8>
+    private(set) var count = 0
+
+    init(_ room: UnsafeMutableBufferPointer<UInt8>) { self.room = room }
+
+    /// What has been written so far.
+    var written: UnsafeMutableBufferPointer<UInt8> { UnsafeMutableBufferPointer(rebasing: room[..<count]) }
+
+    @inline(__always)
+    mutating func byte(_ c: UInt8) {
+        precondition(count < room.count, "ByteWriter: past the room made for the line")
+        room[count] = c
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func bytes(_ b: UnsafeBufferPointer<UInt8>) {
+        guard let from = b.baseAddress, b.count > 0 else { return }
+        precondition(b.count <= room.count - count, "ByteWriter: past the room made for the line")
+        (room.baseAddress! + count).update(from: from, count: b.count)
+        count += b.count
+    }
+
+    @inline(__always)
+    mutating func lit(_ s: StaticString) { s.withUTF8Buffer { bytes($0) } }
+
+    @inline(__always)
+    mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { bytes($0) }
+    }
+
+    /// The id's 36-byte spelling.
+    @inline(__always)
+    mutating func id(_ id: BlockID) {
+        precondition(36 <= room.count - count, "ByteWriter: past the room made for the line")
+        count += id.spell(into: UnsafeMutableBufferPointer(rebasing: room[count...]))
+    }
+
+    /// Base-10 spelling, as `String(v)` gives it (at most 20 bytes).
+    mutating func decimal(_ v: Int64) {
+        if v < 0 { byte(45) }
+        var m = v.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // scratch for up to 20 digits, written backwards
+        withUnsafeMutableBytes(of: &digits) { d in
+            var n = 24
+            repeat { n -= 1; d[n] = UInt8(48 + m % 10); m /= 10 } while m > 0
+            bytes(UnsafeBufferPointer(rebasing: d.bindMemory(to: UInt8.self)[n...]))
+        }
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends what `body` writes, at most `bound` bytes, with one copy. The room is a temporary
+    /// allocation (on the stack when small), never zeroed.
+    mutating func appendWritten(atMost bound: Int, _ body: (inout ByteWriter) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { room in
+            var w = ByteWriter(room)
+            body(&w)
+            append(contentsOf: UnsafeBufferPointer(w.written))
+        }
+    }
+}
