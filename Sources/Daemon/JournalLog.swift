@@ -165,13 +165,8 @@ public final class JournalLog {
 
     // MARK: output
 
-    /// The readable form: "outld: drained …", "outld: warning: …", "outld: error: …".
-    static func line(priority: Int32, message: String) -> String {
-        var m = message
-        return String(decoding: m.withUTF8 { line(priority: priority, message: $0) }, as: UTF8.self)
-    }
-
-    /// The readable line's bytes: one event, one line, so embedded line breaks become spaces.
+    /// The readable form, "outld: drained …", "outld: warning: …", "outld: error: …": one event, one
+    /// line, so embedded line breaks become spaces.
     static func line(priority: Int32, message: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         let tag = priority <= LOG_ERR ? "error: " : priority == LOG_WARNING ? "warning: " : ""
         var out: [UInt8] = []
