@@ -29,7 +29,22 @@ enum FlatCapture {
             return nil
         }
         var f = Fields()
-        var ranges: [Range<Int>?] = [nil, nil, nil, nil]  // text, captured_at, source, page
+        // text, captured_at, source, page (locals, not an array: no allocation per capture)
+        var text: Range<Int>?, at: Range<Int>?, source: Range<Int>?, page: Range<Int>?
+        /// Records a known member's value; false on a duplicate (the full parser words the error).
+        func take(_ slot: Int, _ value: Range<Int>) -> Bool {
+            func put(_ r: inout Range<Int>?) -> Bool {
+                if r != nil { return false }
+                r = value
+                return true
+            }
+            switch slot {
+            case 0: return put(&text)
+            case 1: return put(&at)
+            case 2: return put(&source)
+            default: return put(&page)
+            }
+        }
         space()
         guard i < n, b[i] == UInt8(ascii: "{") else { return nil }
         i += 1
@@ -47,10 +62,7 @@ enum FlatCapture {
                 guard let value = string(asciiOnly: false) else { return nil }
                 let slot = known(b, key)
                 if slot == -1 { return nil }  // attachments: a list, the full parser's to read
-                if let slot {
-                    if ranges[slot] != nil { return nil }  // duplicate: the full parser words the error
-                    ranges[slot] = value
-                }
+                if let slot, !take(slot, value) { return nil }
                 space()
                 guard i < n else { return nil }
                 if b[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -64,7 +76,7 @@ enum FlatCapture {
         func str(_ r: Range<Int>?) -> JSONValue? {
             r.map { .string(String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self)) }
         }
-        f.text = str(ranges[0]); f.at = str(ranges[1]); f.source = str(ranges[2]); f.page = str(ranges[3])
+        f.text = str(text); f.at = str(at); f.source = str(source); f.page = str(page)
         return f
     }
 

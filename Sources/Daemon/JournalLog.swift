@@ -5,6 +5,7 @@
 import Glibc
 #endif
 import CLibsystemd
+import Workspace
 
 /// The MESSAGE_IDs of outld's entries: generated once with `systemd-id128 new`, never changed
 /// (they are the keys of the catalog and of users' `journalctl MESSAGE_ID=` filters).
@@ -67,32 +68,35 @@ public final class JournalLog {
     /// One capture became a block: INFO, MESSAGE_ID drained; OUTL_ATTACHMENTS when it brought files.
     public func drained(captureID: String, blockID: String, day: String, source: String,
                         latencyUsec: UInt64, inbox: String, attachments: Int = 0) {
-        let carried = attachments == 0 ? "" : attachments == 1 ? ", 1 attachment" : ", \(attachments) attachments"
-        // Once per capture, so the message is put together from its parts as bytes: an interpolated
-        // String grew and copied itself once per part (a tenth of a tmpfs burst's instructions).
-        var m: [UInt8] = []
-        m.reserveCapacity(170 + source.utf8.count)
-        // On stderr only the line is needed (its prefix here, and no journal fields).
-        if !usesJournal { m.append(contentsOf: "outld: ".utf8) }
-        func add(_ s: String) {
-            var s = s
-            s.withUTF8 { m.append(contentsOf: $0) }
-        }
-        add("drained "); add(captureID); add(" → "); add(day); add(" (block "); add(blockID); add(", source ")
-        let sourceAt = m.count
-        add(source)
-        add(carried); add(", "); add(Self.duration(latencyUsec)); add(")")
-        guard usesJournal else {
-            // Only the source can hold a line break (the rest is ids, a day and our words).
-            if m[sourceAt...].contains(where: { $0 == 10 || $0 == 13 }) {
-                m.withUnsafeBufferPointer { writeLine(Self.line(priority: LOG_INFO, message: UnsafeBufferPointer(rebasing: $0[7...]))) }
-            } else {
-                m.append(10)
-                writeLine(m)
+        // Once per capture, so the message is written into room made for it (its parts' sizes
+        // plus our words: at most 102 bytes), not grown and copied a part at a time.
+        let bound = 128 + captureID.utf8.count + day.utf8.count + blockID.utf8.count + source.utf8.count
+        let message: String? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { room in
+            var w = ByteWriter(room)
+            // On stderr only the line is needed (its prefix here, and no journal fields).
+            if !usesJournal { w.lit("outld: ") }
+            w.lit("drained "); w.string(captureID); w.lit(" → "); w.string(day)
+            w.lit(" (block "); w.string(blockID); w.lit(", source ")
+            let sourceAt = w.count
+            w.string(source)
+            if attachments == 1 { w.lit(", 1 attachment") } else if attachments > 1 {
+                w.lit(", "); w.decimal(Int64(attachments)); w.lit(" attachments")
             }
-            return
+            w.lit(", "); Self.duration(latencyUsec, &w); w.lit(")")
+            guard usesJournal else {
+                // Only the source can hold a line break (the rest is ids, a day and our words).
+                let line = UnsafeBufferPointer(w.written)
+                if line[sourceAt...].contains(where: { $0 == 10 || $0 == 13 }) {
+                    writeLine(Self.line(priority: LOG_INFO, message: UnsafeBufferPointer(rebasing: line[7...])))
+                } else {
+                    w.byte(10)
+                    writeLine(UnsafeBufferPointer(w.written))
+                }
+                return nil
+            }
+            return String(decoding: w.written, as: UTF8.self)
         }
-        let message = String(decoding: m, as: UTF8.self)
+        guard let message else { return }
         var fields = [("OUTL_CAPTURE_ID", captureID), ("OUTL_BLOCK_ID", blockID), ("OUTL_JOURNAL_DAY", day),
                       ("OUTL_SOURCE", source), ("OUTL_LATENCY_USEC", String(latencyUsec)), ("OUTL_INBOX", inbox)]
         if attachments > 0 { fields.append(("OUTL_ATTACHMENTS", String(attachments))) }
@@ -191,11 +195,19 @@ public final class JournalLog {
 
     /// "0.4 ms", "1.2 ms", "3.4 s".
     static func duration(_ usec: UInt64) -> String {
-        func tenths(_ v: UInt64, _ unit: UInt64) -> String {
-            let t = (v * 10 + unit / 2) / unit
-            return "\(t / 10).\(t % 10)"
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { room in
+            var w = ByteWriter(room)
+            duration(usec, &w)
+            return String(decoding: w.written, as: UTF8.self)
         }
-        return usec < 1_000_000 ? "\(tenths(usec, 1000)) ms" : "\(tenths(usec, 1_000_000)) s"
+    }
+
+    /// "12.3 ms" below a second, else "4.5 s" (at most 27 bytes).
+    static func duration(_ usec: UInt64, _ w: inout ByteWriter) {
+        let unit: UInt64 = usec < 1_000_000 ? 1000 : 1_000_000
+        let t = (usec * 10 + unit / 2) / unit  // tenths, rounded
+        w.decimal(Int64(t / 10)); w.byte(UInt8(ascii: ".")); w.decimal(Int64(t % 10))
+        w.lit(unit == 1000 ? " ms" : " s")
     }
 
     private func emit(priority: Int32, id: MessageID?, message: String, fields: [(String, String)]) {
@@ -244,9 +256,12 @@ public final class JournalLog {
     }
 
     private func writeLine(_ line: [UInt8]) {
-        guard holding else { return writeBytes(line) }
+        line.withUnsafeBufferPointer { writeLine($0) }
+    }
+
+    private func writeLine(_ line: UnsafeBufferPointer<UInt8>) {
         held.append(contentsOf: line)
-        if held.count >= 1 << 16 { writeBytes(held); held.removeAll(keepingCapacity: true) }
+        if !holding || held.count >= 1 << 16 { writeBytes(held); held.removeAll(keepingCapacity: true) }
     }
 
     private func writeBytes(_ b: [UInt8]) {

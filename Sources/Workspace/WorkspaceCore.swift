@@ -175,24 +175,34 @@ final class WorkspaceCore {
         var pending = Set<BlockID>()
         var newPages = Set<BlockID>()
         var maxPos: [BlockID: String] = [:]
+        // Captures come in runs of one page (a burst is one day's): the page is looked up once per
+        // run, and its greatest position carried along the run.
+        var runPage: BlockID? = nil, runMax = ""
+        ops.reserveCapacity(captures.count + 1)
         for c in captures {
             guard let id = c.blockID ?? BlockID(c.id) else { throw WorkspaceError.badID(c.id) }
-            if model.blocks[id] != nil || pending.contains(id) { outcomes.append(.alreadyPresent); continue }
+            if model.blocks.find(id) != nil || pending.contains(id) { outcomes.append(.alreadyPresent); continue }
             pending.insert(id)
             // A named page by the one rule every device derives its id by (PageNames): a name that
             // differs only in case or normalization is the same page.
             let pageID = c.page.map(BlockID.namedPage) ?? BlockID.journalPage(c.day)
-            if model.pages[pageID]?.known != true, !newPages.contains(pageID) {
-                newPages.insert(pageID)
-                var op = Op(hlc: clock.tick(), kind: .createPage, id: pageID)
-                if let name = c.page { op.pageKind = .named; op.text = PageNames.nfc(name) }
-                else { op.pageKind = .journal; op.text = c.day.iso }
-                ops.append(op)
+            if pageID != runPage {
+                if let p = runPage { maxPos[p] = runMax }
+                runPage = pageID
+                let page = model.pages[pageID]
+                if page?.known != true, !newPages.contains(pageID) {
+                    newPages.insert(pageID)
+                    var op = Op(hlc: clock.tick(), kind: .createPage, id: pageID)
+                    if let name = c.page { op.pageKind = .named; op.text = PageNames.nfc(name) }
+                    else { op.pageKind = .journal; op.text = c.day.iso }
+                    ops.append(op)
+                }
+                runMax = maxPos[pageID] ?? page?.maxTopPos ?? ""
             }
             let hlc = clock.tick()
-            let last = maxPos[pageID] ?? model.pages[pageID]?.maxTopPos ?? ""
-            let pos = hlc.positionKey > last ? hlc.positionKey : PositionKey.between(last, nil)
-            maxPos[pageID] = pos
+            let key = hlc.positionKey
+            let pos = key > runMax ? key : PositionKey.between(runMax, nil)
+            runMax = pos
             var op = Op(hlc: hlc, kind: .createBlock, id: id)
             op.page = pageID; op.pos = pos; op.text = Markdown.captureSource(caption: c.text, assets: c.assets)
             op.props = [Property("captured-at", c.capturedAt), Property("source", c.source)]

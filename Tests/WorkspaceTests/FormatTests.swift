@@ -51,6 +51,28 @@ import Testing
     }
 }
 
+/// A batch is written in place, each line after the one before in one room (OpLogWriter.append):
+/// every line, its checksum included, is the line the op makes alone.
+@Test func ops_encoded_back_to_back_in_one_room_are_each_their_own_line() {
+    let actor = BlockID.random()
+    let ops: [Op] = (0..<5).map { n in
+        var op = Op(hlc: HLC(wall: 1_796_206_489_801 + Int64(n), counter: UInt32(n), actor: actor), kind: .createBlock, id: BlockID.random())
+        op.page = BlockID.random()
+        op.pos = "0mx5yytop000\(n)"
+        op.text = String(repeating: "é\"", count: n * 7)
+        op.props = [Property("source", "cli \(n)")]
+        return op
+    }
+    let room = 1 + ops.reduce(0) { $0 + OpEncoder.bound($1) }
+    let batch = [UInt8](unsafeUninitializedCapacity: room) { buf, n in
+        var w = ByteWriter(buf)
+        w.byte(10)  // a newline first, as after a torn line
+        for op in ops { OpEncoder.encode(op, &w) }
+        n = w.count
+    }
+    #expect(batch == [10] + ops.flatMap { OpEncoder.line($0) })
+}
+
 /// A line as another writer may spell it, with its CRC.
 func checkedLine(_ json: String) -> [UInt8] {
     let body = Array(json.utf8)

@@ -101,4 +101,25 @@ import TestSupport
         #expect(!lost.presence(of: page).wasRead(with: x, holding: [y]))
         #expect(!lost.presence(of: page).wasRead(with: y, holding: [x]))
     }
+
+    /// A record written whole spells presence once per epoch and leaves out the "f" line of an id
+    /// shown since it was first seen: replayed, it is the same presence, whatever mix of epochs,
+    /// earlier sightings and gone ids it holds.
+    @Test func a_presence_spelled_whole_replays_to_the_same_presence() {
+        let ids = (0..<40).map { BlockID(hi: 9, lo: UInt64($0)) }
+        var p = FilePresence()
+        _ = p.projected(Array(ids[0..<10]), fileHeld: nil)
+        _ = p.projected(Array(ids[0..<20]), fileHeld: { $0.lo % 3 == 0 })  // some held before they were shown
+        _ = p.read(Set(ids[5..<20]))                                        // 0..<5 gone from the file
+        _ = p.projected(Array(ids[0..<30]), fileHeld: { $0.lo < 3 })        // back, now seen earlier than shown
+        _ = p.read(Set(ids[0..<25] + ids[35..<40]))                         // 35..<40 read, never shown
+        var replayed = FilePresence()
+        for line in p.spelled().split(separator: 10) {
+            let took = replayed.replay(line)
+            #expect(took)
+        }
+        #expect(replayed == p)
+        #expect(p.firstSeen.contains { id, e in p.present.contains(id) && p.shownSince[id]! > e },
+                "the case the \"f\" lines exist for is among them")
+    }
 }

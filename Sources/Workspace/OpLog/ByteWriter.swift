@@ -1,25 +1,26 @@
 // ByteWriter: writes a line's bytes through a pointer into room made for it beforehand, so the hot
 // encoders (an op line per capture) pay no capacity or uniqueness check per byte as Array.append
-// does. Invariant: no write goes past the room's end (each write checks, and traps before it would).
+// does (the daemon's per-capture log line too). Invariant: no write goes past the room's end (each
+// write checks, and traps before it would).
 
-struct ByteWriter {
+public struct ByteWriter {
     private let room: UnsafeMutableBufferPointer<UInt8>
-    private(set) var count = 0
+    public private(set) var count = 0
 
-    init(_ room: UnsafeMutableBufferPointer<UInt8>) { self.room = room }
+    public init(_ room: UnsafeMutableBufferPointer<UInt8>) { self.room = room }
 
     /// What has been written so far.
-    var written: UnsafeMutableBufferPointer<UInt8> { UnsafeMutableBufferPointer(rebasing: room[..<count]) }
+    public var written: UnsafeMutableBufferPointer<UInt8> { UnsafeMutableBufferPointer(rebasing: room[..<count]) }
 
     @inline(__always)
-    mutating func byte(_ c: UInt8) {
+    public mutating func byte(_ c: UInt8) {
         precondition(count < room.count, "ByteWriter: past the room made for the line")
         room[count] = c
         count += 1
     }
 
     @inline(__always)
-    mutating func bytes(_ b: UnsafeBufferPointer<UInt8>) {
+    public mutating func bytes(_ b: UnsafeBufferPointer<UInt8>) {
         guard let from = b.baseAddress, b.count > 0 else { return }
         precondition(b.count <= room.count - count, "ByteWriter: past the room made for the line")
         (room.baseAddress! + count).update(from: from, count: b.count)
@@ -27,23 +28,23 @@ struct ByteWriter {
     }
 
     @inline(__always)
-    mutating func lit(_ s: StaticString) { s.withUTF8Buffer { bytes($0) } }
+    public mutating func lit(_ s: StaticString) { s.withUTF8Buffer { bytes($0) } }
 
     @inline(__always)
-    mutating func string(_ s: String) {
+    public mutating func string(_ s: String) {
         var s = s
         s.withUTF8 { bytes($0) }
     }
 
     /// The id's 36-byte spelling.
     @inline(__always)
-    mutating func id(_ id: BlockID) {
+    public mutating func id(_ id: BlockID) {
         precondition(36 <= room.count - count, "ByteWriter: past the room made for the line")
         count += id.spell(into: UnsafeMutableBufferPointer(rebasing: room[count...]))
     }
 
     /// Base-10 spelling, as `String(v)` gives it (at most 20 bytes).
-    mutating func decimal(_ v: Int64) {
+    public mutating func decimal(_ v: Int64) {
         if v < 0 { byte(45) }
         var m = v.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // scratch for up to 20 digits, written backwards

@@ -6,12 +6,19 @@ public enum OpEncoder {
     /// Appends the line for `op` to `out`. Written through a ByteWriter into room for the longest
     /// line the op can make (every string byte escaped as \u00XX), then copied once.
     public static func append(_ op: Op, to out: inout [UInt8]) {
-        var strings = op.text.utf8.count + op.pos.utf8.count
-        for p in op.props { strings += p.key.utf8.count + p.value.utf8.count + 6 }
-        out.appendWritten(atMost: 400 + 6 * strings) { w in encode(op, &w) }
+        out.appendWritten(atMost: bound(op)) { w in encode(op, &w) }
     }
 
+    /// The most bytes `op`'s line can take.
+    static func bound(_ op: Op) -> Int {
+        var strings = op.text.utf8.count + op.pos.utf8.count
+        for p in op.props { strings += p.key.utf8.count + p.value.utf8.count + 6 }
+        return 400 + 6 * strings
+    }
+
+    /// Writes `op`'s line after what `w` holds (at most `bound(op)` bytes).
     static func encode(_ op: Op, _ w: inout ByteWriter) {
+        let lineStart = w.count
         w.lit("00000000 ")
         let jsonStart = w.count
         w.lit("{\"k\":\""); w.lit(op.kind.code)
@@ -44,7 +51,7 @@ public enum OpEncoder {
         let line = w.written
         let crc = CRC32C.checksum(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: line[jsonStart...])))
         hex.withUnsafeBufferPointer { hex in
-            for i in 0..<8 { line[i] = hex[Int((crc >> UInt32(28 - 4 * i)) & 0xF)] }
+            for i in 0..<8 { line[lineStart + i] = hex[Int((crc >> UInt32(28 - 4 * i)) & 0xF)] }
         }
         w.byte(10)
     }

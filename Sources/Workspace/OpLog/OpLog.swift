@@ -76,11 +76,15 @@ final class OpLogWriter {
             pendingCut = nil
             needsNewline = false
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(ops.count * 256)
-        if needsNewline { bytes.append(10) }
-        let opsStart = bytes.count
-        for op in ops { OpEncoder.append(op, to: &bytes) }
+        // Every line written in place into room for the longest lines the ops can make: a big batch
+        // never grows by copying itself, and what is not written is address space, never touched.
+        let opsStart = needsNewline ? 1 : 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: ops.reduce(opsStart) { $0 + OpEncoder.bound($1) }) { room, n in
+            var w = ByteWriter(room)
+            if needsNewline { w.byte(10) }
+            for op in ops { OpEncoder.encode(op, &w) }
+            n = w.count
+        }
         let before = (try? Sys.fstat(fd)).map { Int64($0.st_size) }
         do {
             try bytes.withUnsafeBytes { try appender.appendDurably(fd, $0) }
@@ -108,7 +112,7 @@ final class OpLogWriter {
         // The batch is durable in the file: the archive is its second copy, so a failure to write
         // it is not the batch's (it catches up from the file before the archive is next needed).
         if !archiveBehind {
-            do { try seen.appendOwn(name, Array(bytes[opsStart...])) } catch {
+            do { try bytes.withUnsafeBufferPointer { try seen.appendOwn(name, UnsafeBufferPointer(rebasing: $0[opsStart...])) } } catch {
                 archiveBehind = true
                 log.warning("\(error): this device's archive of its own ops is behind its op log; it catches up later")
             }

@@ -216,14 +216,12 @@ final class SeenOps {
     }
 
     /// Appends whole lines that this device wrote itself to the archive of its own op file.
-    func appendOwn(_ name: String, _ bytes: [UInt8]) throws {
+    func appendOwn(_ name: String, _ bytes: UnsafeBufferPointer<UInt8>) throws {
         guard writable, !bytes.isEmpty else { return }
         let a = try archive(name)
-        try append(bytes, to: a)
+        try append(UnsafeRawBufferPointer(bytes), to: a)
         if a.stamps != nil {
-            bytes.withUnsafeBufferPointer { b in
-                OpLines.each(b) { hlc, _ in a.stamps?.insert(hlc) }
-            }
+            OpLines.each(bytes) { hlc, _ in a.stamps?.insert(hlc) }
         }
     }
 
@@ -379,16 +377,18 @@ final class SeenOps {
     /// next `sync` makes them durable; a copy of what a file still holds is not synced, since a
     /// copy cut by a power loss is a shorter prefix that the next boot completes from the file.
     private func append(_ bytes: [UInt8], to a: Archive, needsSync: Bool = true) throws {
-        guard !bytes.isEmpty else { return }
+        try bytes.withUnsafeBytes { try append($0, to: a, needsSync: needsSync) }
+    }
+
+    private func append(_ b: UnsafeRawBufferPointer, to a: Archive, needsSync: Bool = true) throws {
+        guard !b.isEmpty else { return }
         var done = 0
-        try bytes.withUnsafeBytes { b in
-            while done < b.count {
-                let n = try io(a.path) { try Sys.pwrite(a.fd, UnsafeRawBufferPointer(rebasing: b[done...]), at: Int64(a.size + done)) }
-                if n <= 0 { throw WorkspaceError.io(.EIO, path: a.path) }
-                done += n
-            }
+        while done < b.count {
+            let n = try io(a.path) { try Sys.pwrite(a.fd, UnsafeRawBufferPointer(rebasing: b[done...]), at: Int64(a.size + done)) }
+            if n <= 0 { throw WorkspaceError.io(.EIO, path: a.path) }
+            done += n
         }
-        a.size += bytes.count
+        a.size += b.count
         if needsSync { a.unsynced = true }
     }
 

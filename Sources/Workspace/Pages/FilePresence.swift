@@ -43,8 +43,9 @@ struct FilePresence: Equatable {
 
     /// A projection showing `ids` is in the file; `fileHeld` says which of them the file held just
     /// before (all of them when the file was left as it was; nil: those `present` says). Returns the
-    /// record's line.
-    mutating func projected(_ ids: [BlockID], fileHeld: ((BlockID) -> Bool)?) -> [UInt8] {
+    /// record's lines (none when `spelling` is false: a record about to be written whole spells
+    /// the presence itself).
+    mutating func projected(_ ids: [BlockID], fileHeld: ((BlockID) -> Bool)?, spelling: Bool = true) -> [UInt8] {
         let e = epoch + 1
         var out: [UInt8] = []
         // One lookup per id: a present id was seen (`present` is within `firstSeen`'s keys) and is
@@ -55,16 +56,15 @@ struct FilePresence: Equatable {
             shown.append(id)
             if firstSeen[id] == nil, fileHeld?(id) == true { earlier.append(id) }
         }
-        earlier.sort()
-        shown.sort()
-        if !earlier.isEmpty { FilePresence.line("f", e - 1, earlier, into: &out) }
+        if spelling { earlier.sort(); shown.sort() }  // the order is the spelling's; applying ignores it
+        if spelling, !earlier.isEmpty { FilePresence.line("f", e - 1, earlier, into: &out) }
         apply(.firstSeen(e - 1), earlier)
         // The ids (each once) that were present are ids.count - shown.count of them: when that is
         // all of `present`, none is gone, and no set of the ids is made.
         let gone = present.count == ids.count - shown.count ? [] : present.subtracting(ids).sorted()
-        FilePresence.line("s", e, shown, into: &out)
+        if spelling { FilePresence.line("s", e, shown, into: &out) }
         apply(.shown(e), shown)
-        if !gone.isEmpty { FilePresence.line("b", nil, gone, into: &out) }
+        if spelling, !gone.isEmpty { FilePresence.line("b", nil, gone, into: &out) }
         apply(.gone, gone)
         return out
     }
@@ -92,15 +92,30 @@ struct FilePresence: Equatable {
         return true
     }
 
-    /// Every line that rebuilds this presence, for a record written whole.
+    /// Every line that rebuilds this presence, for a record written whole: per epoch one line of
+    /// its ids. An id shown since the epoch it was first seen needs no "f" line: its "s" line,
+    /// replayed after the "f" lines, sets both (so a page projected once spells each id once).
     func spelled() -> [UInt8] {
         var out: [UInt8] = []
-        for (e, ids) in Dictionary(grouping: firstSeen, by: \.value).sorted(by: { $0.key < $1.key }) {
-            FilePresence.line("f", e, ids.map(\.key).sorted(), into: &out)
+        var ids: [BlockID] = []
+        func lines(_ kind: String, _ pairs: [(epoch: Int, id: BlockID)]) {
+            var i = 0
+            while i < pairs.count {
+                let e = pairs[i].epoch
+                ids.removeAll(keepingCapacity: true)
+                while i < pairs.count, pairs[i].epoch == e { ids.append(pairs[i].id); i += 1 }
+                FilePresence.line(kind, e, ids, into: &out)
+            }
         }
-        for (e, ids) in Dictionary(grouping: present, by: { shownSince[$0] ?? epoch }).sorted(by: { $0.key < $1.key }) {
-            FilePresence.line("s", e, ids.sorted(), into: &out)
-        }
+        // Grouped by epoch; the order of ids within a line is immaterial to a replay.
+        let byEpoch: ((epoch: Int, id: BlockID), (epoch: Int, id: BlockID)) -> Bool = { $0.epoch < $1.epoch }
+        var shown: [(epoch: Int, id: BlockID)] = []
+        shown.reserveCapacity(present.count)
+        for id in present { shown.append((epoch: shownSince[id] ?? epoch, id: id)) }
+        var seen: [(epoch: Int, id: BlockID)] = []
+        for (id, e) in firstSeen where !(present.contains(id) && shownSince[id] == e) { seen.append((epoch: e, id: id)) }
+        lines("f", seen.sorted(by: byEpoch))
+        lines("s", shown.sorted(by: byEpoch))
         FilePresence.line("s", epoch, [], into: &out)
         return out
     }
@@ -114,6 +129,10 @@ struct FilePresence: Equatable {
             for id in ids { firstSeen[id] = min(firstSeen[id] ?? e, e) }
         case .shown(let e):
             epoch = max(epoch, e)
+            // A first projection of a big page shows thousands at once: grown once, not by doubling.
+            firstSeen.reserveCapacity(firstSeen.count + ids.count)
+            shownSince.reserveCapacity(shownSince.count + ids.count)
+            present.reserveCapacity(present.count + ids.count)
             for id in ids {
                 firstSeen[id] = min(firstSeen[id] ?? e, e)
                 shownSince[id] = e

@@ -141,26 +141,33 @@ final class ReconcilerRecords {
         let newBytes = !sameBytes(list.last, bytes), newIdentity = identity != nil && identity != known
         let newPresence = newBytes || !p.shows(exactly: ids)
         if !newPresence && !newIdentity { presences[pageID] = p; return }
+        // A record written whole (the first, or one past `compactAfter` appends) is spelled from the
+        // state below: the append form is then not built at all (for a big first projection it
+        // was a second copy of the page and of every id).
+        let appends = entryCounts[pageID] ?? 0
+        let whole = appends == 0 || appends >= ReconcilerRecords.compactAfter
         var out: [UInt8] = []
         if newBytes {
-            let kept = list.last.map { ReconcilerRecords.commonPrefix($0, bytes) } ?? 0
+            if !whole {
+                let kept = list.last.map { ReconcilerRecords.commonPrefix($0, bytes) } ?? 0
+                if kept >= 64 {
+                    out.append(contentsOf: "+\(kept) \(bytes.count - kept)\n".utf8)
+                    bytes.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[kept...])) }
+                } else {
+                    out.append(contentsOf: "\(bytes.count)\n".utf8); out.append(contentsOf: bytes)
+                }
+            }
             list.append(bytes)
             if list.count > ReconcilerRecords.keptBases { list.removeFirst(list.count - ReconcilerRecords.keptBases) }
             bases[pageID] = list
-            if kept >= 64 {
-                out.append(contentsOf: "+\(kept) \(bytes.count - kept)\n".utf8)
-                bytes.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[kept...])) }
-            } else {
-                out.append(contentsOf: "\(bytes.count)\n".utf8); out.append(contentsOf: bytes)
-            }
         }
-        if newPresence { out.append(contentsOf: p.projected(ids, fileHeld: fileHeld)) }
+        if newPresence { out.append(contentsOf: p.projected(ids, fileHeld: fileHeld, spelling: !whole)) }
         presences[pageID] = p
         if let identity, newIdentity {
             identities[pageID] = identity
-            out.append(contentsOf: "i \(identity.device) \(identity.inode)\n".utf8)
+            if !whole { out.append(contentsOf: "i \(identity.device) \(identity.inode)\n".utf8) }
         }
-        keep(out, of: pageID)
+        if whole { writeWhole(pageID) } else { keep(out, of: pageID) }
     }
 
     /// How many bytes `a` and `b` share at their start.
@@ -184,11 +191,17 @@ final class ReconcilerRecords {
             entryCounts[pageID] = count
             return
         }
-        var whole: [UInt8] = []
-        if let i = identities[pageID] { whole.append(contentsOf: "i \(i.device) \(i.inode)\n".utf8) }
-        for b in bases[pageID] ?? [] { whole.append(contentsOf: "\(b.count)\n".utf8); whole.append(contentsOf: b) }
-        if let p = presences[pageID] { whole.append(contentsOf: p.spelled()) }
-        write(basesFile(pageID), whole, page: pageID)
+        writeWhole(pageID)
+    }
+
+    /// Writes the page's record whole from what is kept of it: its identity, its projections (each
+    /// written from its own bytes, not copied into one buffer first) and its presence.
+    private func writeWhole(_ pageID: BlockID) {
+        var pieces: [[UInt8]] = []
+        if let i = identities[pageID] { pieces.append(Array("i \(i.device) \(i.inode)\n".utf8)) }
+        for b in bases[pageID] ?? [] { pieces.append(Array("\(b.count)\n".utf8)); pieces.append(b) }
+        if let p = presences[pageID] { pieces.append(p.spelled()) }
+        write(basesFile(pageID), pieces, page: pageID)
         entryCounts[pageID] = 1
     }
 
@@ -231,14 +244,14 @@ final class ReconcilerRecords {
     }
 
     /// Writes one record by rename, without fsync (see the header); a failure is logged, not thrown.
-    private func write(_ file: String, _ bytes: [UInt8], page: BlockID) {
+    private func write(_ file: String, _ pieces: [[UInt8]], page: BlockID) {
         stopAppending(page)
         do {
             try Durable.makeDirectory(dir, mode: 0o700)
             let tmp = file + ".tmp"
             let fd = try Sys.open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o600)
             defer { Sys.close(fd) }
-            try Sys.writeAll(fd, bytes)
+            for bytes in pieces { try Sys.writeAll(fd, bytes) }
             try Sys.rename(tmp, file)
         } catch {
             log.warning("\(file): could not keep this reconciler record (\(error)); reconciling stays conservative",
