@@ -313,6 +313,21 @@ public enum CaptureFile {
     /// U+200B ZERO WIDTH SPACE) is empty: it would be a block that looks like none.
     /// Idempotent: what a writer saves, the decoder reads back unchanged.
     public static func checkedText(_ raw: String) throws -> String {
+        // Nearly every text: printable ASCII at both ends (nothing to trim, no BOM, a visible first
+        // scalar), no CR and no control but TAB and LF, within the limit. It is its own checked text,
+        // found by one pass over its bytes; anything else takes the checks below.
+        var text = raw
+        let asIs = text.withUTF8 { b -> Bool in
+            guard let f = b.first, let l = b.last, (0x21...0x7E).contains(f), (0x21...0x7E).contains(l),
+                  b.count <= maxTextBytes else { return false }
+            for c in b where c < 0x20 && c != 0x09 && c != 0x0A { return false }
+            return true
+        }
+        return asIs ? text : try checkedTextFully(raw)
+    }
+
+    /// The checks of `checkedText` one by one, whatever the text (a test holds the two equal).
+    static func checkedTextFully(_ raw: String) throws -> String {
         var trimmed = trimWhitespace(lineBreaksAsLF(raw))
         while trimmed.unicodeScalars.first == "\u{FEFF}" { trimmed = trimWhitespace(String(trimmed.unicodeScalars.dropFirst())) }
         if trimmed.isEmpty || !trimmed.unicodeScalars.contains(where: isVisible) { throw CaptureFormatError.textEmpty }

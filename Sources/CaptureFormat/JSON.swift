@@ -5,7 +5,8 @@
 import JSONText
 
 /// A parsed JSON value. Numbers keep their text: the capture format never computes with them.
-public indirect enum JSONValue: Equatable, Sendable {
+/// Not `indirect`: its recursion goes through arrays, so a string value is no box of its own.
+public enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case number(String)

@@ -19,7 +19,13 @@ public struct Timestamp: Equatable, Sendable, CustomStringConvertible {
     /// Accepts `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`; `t`, `z` and a space separator too, as
     /// RFC 3339 allows. No offset, an impossible date or an out-of-range field is nil.
     public init?(rfc3339: String) {
-        let b = Array(rfc3339.utf8)
+        var text = rfc3339
+        // Read in place (every capture has one): no copy of its bytes.
+        guard let t = text.withUTF8({ Timestamp.parse($0) }) else { return nil }
+        self = t
+    }
+
+    private static func parse(_ b: UnsafeBufferPointer<UInt8>) -> Timestamp? {
         var i = 0
         func num(_ n: Int) -> Int? {
             guard i + n <= b.count else { return nil }
@@ -32,13 +38,16 @@ public struct Timestamp: Equatable, Sendable, CustomStringConvertible {
             i += n
             return v
         }
-        func expect(_ chars: String) -> Bool {
-            guard i < b.count, chars.utf8.contains(b[i]) else { return false }
+        /// Steps over the byte at i if it is `x`, `y` or `z`.
+        func expect(_ x: UInt8, _ y: UInt8? = nil, _ z: UInt8? = nil) -> Bool {
+            guard i < b.count, b[i] == x || b[i] == y || b[i] == z else { return false }
             i += 1
             return true
         }
-        guard let y = num(4), expect("-"), let mo = num(2), expect("-"), let d = num(2),
-              expect("Tt "), let h = num(2), expect(":"), let mi = num(2), expect(":"), let s = num(2)
+        let dash = UInt8(ascii: "-"), colon = UInt8(ascii: ":")
+        guard let y = num(4), expect(dash), let mo = num(2), expect(dash), let d = num(2),
+              expect(UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")), let h = num(2), expect(colon),
+              let mi = num(2), expect(colon), let s = num(2)
         else { return nil }
         var nanos = 0
         if i < b.count && b[i] == UInt8(ascii: ".") {
@@ -53,20 +62,20 @@ public struct Timestamp: Equatable, Sendable, CustomStringConvertible {
             for _ in digits..<max(digits, 9) { nanos *= 10 }
         }
         var offset = 0
-        if expect("Zz") {
+        if expect(UInt8(ascii: "Z"), UInt8(ascii: "z")) {
             offset = 0
         } else {
             guard i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") else { return nil }
             let sign = b[i] == UInt8(ascii: "-") ? -1 : 1
             i += 1
-            guard let oh = num(2), expect(":"), let om = num(2), oh <= 23, om <= 59 else { return nil }
+            guard let oh = num(2), expect(colon), let om = num(2), oh <= 23, om <= 59 else { return nil }
             offset = sign * (oh * 3600 + om * 60)
         }
         guard i == b.count else { return nil }
         guard (1...12).contains(mo), d >= 1, d <= Gregorian.daysIn(month: mo, year: y),
               h <= 23, mi <= 59, s <= 60 else { return nil }
-        self.init(year: y, month: mo, day: d, hour: h, minute: mi, second: s, nanosecond: nanos,
-                  offsetSeconds: offset)
+        return Timestamp(year: y, month: mo, day: d, hour: h, minute: mi, second: s, nanosecond: nanos,
+                         offsetSeconds: offset)
     }
 
     public init(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int,

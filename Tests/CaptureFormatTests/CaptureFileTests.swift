@@ -59,6 +59,25 @@ private func decode(_ s: String) throws -> DecodedCapture { try CaptureFile.deco
             == "text has the control character U+001B at byte 4 (only tab and newline are allowed)")
 }
 
+/// checkedText takes most texts as they are after one pass over their bytes: for every text, short
+/// texts over the bytes that decide it (ends, spaces, controls, CR, DEL, a BOM, NBSP, a combining
+/// mark) and longer random ones, it gives what the checks one by one give, text or error.
+@Test func the_as_is_path_of_checked_text_agrees_with_the_checks_one_by_one() {
+    let pieces = ["a", "Z", "~", "!", " ", "\t", "\n", "\r", "\u{1}", "\u{1F}", "\u{7F}", "\u{FEFF}", "\u{A0}", "\u{301}", "é", "🧪"]
+    func outcome(_ f: (String) throws -> String, _ t: String) -> String {
+        do { return "ok " + (try f(t)) } catch { return "error \(error)" }
+    }
+    var texts = [""]
+    for a in pieces { texts.append(a); for b in pieces { texts.append(a + b); for c in pieces { texts.append(a + b + c) } } }
+    var rng = SystemRandomNumberGenerator()
+    for _ in 0..<2000 { texts.append((0..<Int.random(in: 1...12, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()) }
+    texts.append(String(repeating: "x", count: CaptureFile.maxTextBytes + 1))
+    texts.append(String(repeating: "x", count: CaptureFile.maxTextBytes))
+    for t in texts {
+        #expect(outcome(CaptureFile.checkedText, t) == outcome(CaptureFile.checkedTextFully, t), "\(Array(t.utf8))")
+    }
+}
+
 @Test func each_rejection_has_its_own_one_line_reason() {
     let cases: [(String, CaptureFormatError)] = [
         ("[1]", .notAnObject(found: "an array")),

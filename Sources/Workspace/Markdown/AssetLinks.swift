@@ -46,6 +46,8 @@ extension Markdown {
 
     /// A capture's block source: its caption as source (`capturedText`), then one line per attachment.
     public static func captureSource(caption: String, assets: [AssetLink]) -> String {
+        // Nearly every capture: a caption alone, made into no list and no joined copy.
+        if assets.isEmpty { return caption.isEmpty ? "" : capturedText(caption) }
         var lines = caption.isEmpty ? [] : [capturedText(caption)]
         lines += assets.map(assetLink)
         return lines.joined(separator: "\n")

@@ -408,16 +408,26 @@ public struct BlockTable: Sendable {
 
     func block(at r: Int) -> Block {
         let row = rows[r]
+        let (text, props) = content(ofRow: r)
+        return Block(page: pageIDs[row.pageNumber], parent: row.hasParent ? parent(atPos: row.pos) : nil, pos: string(at: row.pos), text: text,
+                     props: props, deleted: row.deleted)
+    }
+
+    /// Row `r`'s text and properties alone (what a render needs), the list made at its size.
+    func content(ofRow r: Int) -> (text: String, props: [Property]) {
         var text = "", props: [Property] = []
         arena.withUnsafeBufferPointer { a in
-            var i = Int(row.content)
+            var i = Int(rows[r].content)
             let n = BlockTable.readVarint(a, &i)
             text = String(decoding: UnsafeBufferPointer(rebasing: a[i..<(i + n)]), as: UTF8.self)
             i += n
+            var j = i, count = 0
+            while BlockTable.skipProperty(a, &j) { count += 1 }
+            guard count > 0 else { return }
+            props.reserveCapacity(count)
             while BlockTable.readProperty(a, &i, { k, v in props.append(Property(keys.names[k - 1], String(decoding: v, as: UTF8.self))) }) {}
         }
-        return Block(page: pageIDs[row.pageNumber], parent: row.hasParent ? parent(atPos: row.pos) : nil, pos: string(at: row.pos), text: text,
-                     props: props, deleted: row.deleted)
+        return (text, props)
     }
 
     /// The position key of a row without decoding the rest.

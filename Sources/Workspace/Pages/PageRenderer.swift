@@ -184,8 +184,8 @@ extension WorkspaceCore {
                 end += hit.count
             } else {
                 flush()
-                let b = blocks.block(at: row)
-                Markdown.render(MDBlock(id: id, text: b.text, props: b.props), depth: depth, &out)
+                let (text, props) = blocks.content(ofRow: row)
+                Markdown.render(MDBlock(id: id, text: text, props: props), depth: depth, &out)
                 end = out.count
             }
             entries.append(PageRenderCache.Entry(id: id, content: content, depth: depth, range: start..<end))
