@@ -138,6 +138,8 @@ final class RunningDaemon {
                 return 70
             }
             var wake = Wake()
+            // The passes over stale pages this turn makes share one slice, so a capture waits one.
+            await workspace.startTurn(writingBacklog: !merge.active)
             if fds[PollSlot.signals.rawValue].revents != 0 {
                 if let status = handleSignals(&wake) { return status }
             }

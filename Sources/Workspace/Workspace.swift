@@ -237,6 +237,15 @@ public actor Workspace {
     /// failing (`failingPages`) and holds back no other; only an op-log failure is thrown.
     public func projectDirtyPages() throws -> [String] { try writable(); return try core.projectStalePages() }
 
+    /// A daemon's loop starts a turn: the passes over stale pages until the next call share one
+    /// slice between them, its time and its pages (each still writes the page most recently marked,
+    /// a capture's or an edit's), or, without `writingBacklog` (a merge under way, whose later
+    /// slices would mark the same pages again), write that one page each. Without slices (`--once`)
+    /// it changes nothing.
+    public func startTurn(writingBacklog: Bool) {
+        core.turnLeft = core.slice.map { writingBacklog ? ($0.nanoseconds, $0.pages) : (0, 0) }
+    }
+
     /// Pages whose file may not show the model yet: what passes in slices still have to write.
     public var stalePages: Int { core.pages.staleCount }
 

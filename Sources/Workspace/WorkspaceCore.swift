@@ -27,6 +27,10 @@ final class WorkspaceCore {
     var maxPageBytes = PageFiles.maxFileBytes
     /// How much one pass over stale pages may do before it leaves the rest for the next; nil: all.
     var slice: PageSlice?
+    /// What the passes of a daemon's turn of its loop may still spend together (`startTurn`), in time
+    /// and pages: a turn can hold several passes (an event's, a timer's, a drain's), and each with a
+    /// whole slice of its own held a capture three slices long. nil: no turn, each pass has its slice.
+    var turnLeft: (nanoseconds: UInt64, pages: Int)?
     let writer: OpLogWriter
     /// Every op file's cursor: where the boot and each live merge stopped reading.
     let follower: OpLogFollower

@@ -35,4 +35,43 @@ import Testing
         #expect(await ws.check() == [])
         await ws.close()
     }
+
+    /// A daemon's turn holds several passes (an event's, a timer's, a drain's): they share one slice,
+    /// so a capture waits at most one slice of backlog; each still writes the page most recently
+    /// marked. While a merge is under way a turn writes no backlog, only that one page a pass.
+    @Test func the_passes_of_a_turn_share_one_slice_and_each_writes_the_page_most_recently_marked() async throws {
+        let t = TestWorkspace()
+        let days = (0..<20).map { k in (0..<k).reduce(day1) { d, _ in d.next } }
+        do {
+            let ws = try t.open()
+            for (k, d) in days.enumerated() { _ = try await ws.appendCaptures([capture("line \(k)", day: d)]) }
+            await ws.close()
+        }
+        var o = WorkspaceOptions(root: t.root)
+        o.stateDirectory = t.state()
+        o.log = .silent
+        o.pageSlice = PageSlice(milliseconds: 60_000, pages: 5)
+        let ws = try Workspace(options: o)
+        await ws.startTurn(writingBacklog: true)
+        #expect(try await ws.projectDirtyPages().count == 5)
+        // The same turn: its slice is spent, and a capture's page is still written, alone.
+        let late = JournalDay(year: 2027, month: 1, day: 1)!
+        _ = try await ws.appendCaptures([capture("captured meanwhile", day: late)])
+        #expect(try await ws.projectDirtyPages() == [t.journal(late)])
+        #expect(try await ws.projectDirtyPages().count == 1)  // at least one a pass, as ever
+        #expect(await ws.stalePages == 14)
+        // A new turn has a whole slice again.
+        await ws.startTurn(writingBacklog: true)
+        #expect(try await ws.projectDirtyPages().count == 5)
+        // A turn while a merge is under way: one page a pass, the most recently marked.
+        await ws.startTurn(writingBacklog: false)
+        let later = late.next
+        _ = try await ws.appendCaptures([capture("captured during a merge", day: later)])
+        #expect(try await ws.projectDirtyPages() == [t.journal(later)])
+        #expect(await ws.stalePages == 9)
+        await ws.startTurn(writingBacklog: true)
+        while await ws.stalePages > 0 { _ = try await ws.projectDirtyPages(); await ws.startTurn(writingBacklog: true) }
+        #expect(await ws.check() == [])
+        await ws.close()
+    }
 }

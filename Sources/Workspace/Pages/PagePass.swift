@@ -55,17 +55,23 @@ extension WorkspaceCore {
     // MARK: the pass
 
     /// Projects every stale page (and failing pages whose retry is due), the most recently marked
-    /// first, or, with a `slice`, as many as fit in it (`pages.staleCount` says what is left);
+    /// first, or, with a `slice`, as many as fit in it and in what the turn has left
+    /// (`pages.staleCount` says what is left);
     /// returns the paths written. A page whose file cannot be read or written becomes failing
     /// (logged once, retried with backoff) and the others go on; only an op-log failure (a commit of
     /// hand edits) is thrown.
     func projectStalePages() throws -> [String] {
         let now = wallClockMilliseconds()
         let started = monotonicNanoseconds()
+        let budget = min(slice?.nanoseconds ?? .max, turnLeft?.nanoseconds ?? .max)
+        let pageBudget = min(slice?.pages ?? .max, turnLeft?.pages ?? .max)
         var done = 0
         _ = pages.retryDue(now: now)
         let dirs = PageDirectories(directories)
         defer {
+            if let left = turnLeft {
+                turnLeft = (left.nanoseconds - min(left.nanoseconds, monotonicNanoseconds() - started), left.pages - min(left.pages, done))
+            }
             pages.recordFailures(log: log)
             pages.index.flush()
             // The archive's copy of what was just acknowledged, synced once the pass's work is done.
@@ -75,8 +81,9 @@ extension WorkspaceCore {
         var batch = pages.staleBatch()
         while !batch.isEmpty {
             for id in batch {
-                // At least one page per pass, so a slice always makes progress.
-                if let slice, done > 0, done >= slice.pages || monotonicNanoseconds() - started >= slice.nanoseconds {
+                // At least one page per pass, so a slice always makes progress: the most recently
+                // marked, the page of the capture or of the edit that called the pass.
+                if slice != nil, done > 0, done >= pageBudget || monotonicNanoseconds() - started >= budget {
                     return written
                 }
                 guard let origin = pages.staleOrigin(id) else { continue }
