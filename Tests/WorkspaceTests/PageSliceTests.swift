@@ -7,19 +7,25 @@ import Testing
 @testable import Workspace
 
 @Suite struct PageSliceTests {
-    @Test func a_pass_in_slices_writes_a_captures_page_before_the_backlog_and_every_page_in_the_end() async throws {
-        let t = TestWorkspace()
+    /// A workspace with the ops of captures on 20 days and no page file yet (a device that received
+    /// only the op log), opened with `slice`.
+    func twentyStalePages(_ t: TestWorkspace, slice: PageSlice) async throws -> Workspace {
         let days = (0..<20).map { k in (0..<k).reduce(day1) { d, _ in d.next } }
         do {
             let ws = try t.open()
             for (k, d) in days.enumerated() { _ = try await ws.appendCaptures([capture("line \(k)", day: d)]) }
-            await ws.close()  // ops, and no page file yet: a device that received only the op log
+            await ws.close()
         }
         var o = WorkspaceOptions(root: t.root)
         o.stateDirectory = t.state()
         o.log = .silent
-        o.pageSlice = PageSlice(milliseconds: 60_000, pages: 3)
-        let ws = try Workspace(options: o)
+        o.pageSlice = slice
+        return try Workspace(options: o)
+    }
+
+    @Test func a_pass_in_slices_writes_a_captures_page_before_the_backlog_and_every_page_in_the_end() async throws {
+        let t = TestWorkspace()
+        let ws = try await twentyStalePages(t, slice: PageSlice(milliseconds: 60_000, pages: 3))
         #expect(await ws.stalePages == 20)
         #expect(try await ws.projectDirtyPages().count == 3)
         #expect(await ws.stalePages == 17)
@@ -41,17 +47,7 @@ import Testing
     /// marked. While a merge is under way a turn writes no backlog, only that one page a pass.
     @Test func the_passes_of_a_turn_share_one_slice_and_each_writes_the_page_most_recently_marked() async throws {
         let t = TestWorkspace()
-        let days = (0..<20).map { k in (0..<k).reduce(day1) { d, _ in d.next } }
-        do {
-            let ws = try t.open()
-            for (k, d) in days.enumerated() { _ = try await ws.appendCaptures([capture("line \(k)", day: d)]) }
-            await ws.close()
-        }
-        var o = WorkspaceOptions(root: t.root)
-        o.stateDirectory = t.state()
-        o.log = .silent
-        o.pageSlice = PageSlice(milliseconds: 60_000, pages: 5)
-        let ws = try Workspace(options: o)
+        let ws = try await twentyStalePages(t, slice: PageSlice(milliseconds: 60_000, pages: 5))
         await ws.startTurn(writingBacklog: true)
         #expect(try await ws.projectDirtyPages().count == 5)
         // The same turn: its slice is spent, and a capture's page is still written, alone.
