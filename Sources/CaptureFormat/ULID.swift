@@ -21,11 +21,11 @@ public struct ULID: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     public init(high: UInt64, low: UInt64) { self.high = high; self.low = low }
 
-    /// A table hash without a Hasher (as BlockID's): the drain asks one per capture.
+    /// A table hash without a Hasher (as BlockID's): the drain asks one per capture. Keyed per
+    /// process (KeyedMix), so a synced inbox's names cannot be crafted to collide.
     @inline(__always)
     public func _rawHashValue(seed: Int) -> Int {
-        let h = (high ^ low) &* 0x9E37_79B9_7F4A_7C15
-        return Int(truncatingIfNeeded: h ^ (h >> 29))
+        Int(truncatingIfNeeded: KeyedMix.mix(high, low))
     }
 
     public init(timestampMs: UInt64, randomHigh: UInt16, randomLow: UInt64) {

@@ -1,6 +1,6 @@
-// Random: getrandom(2) for the ids this project mints (ULIDs, UUIDv7), short reads continued and
-// EINTR retried by the seam's one loop. Not routed through the interposer: ids are not file
-// operations, and a fault here could only abort.
+// Random: getrandom(2) for the ids this project mints (ULIDs, UUIDv7) and for the per-process key
+// of in-memory hash tables (KeyedMix), short reads continued and EINTR retried by the seam's one
+// loop. Not routed through the interposer: ids are not file operations, and a fault here could only abort.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,5 +28,20 @@ extension Sys {
             }
         }
         return r
+    }
+}
+
+/// The mix of a 128-bit id for in-memory hash tables (BlockID's, ULID's), keyed by two words drawn
+/// once per process: ids come from files other people wrote (a peer's op log, a synced inbox), and
+/// ids crafted to collide under a fixed mix (all with one hi ^ lo, say) would turn every lookup into
+/// a walk of them all. A 64x64->128 multiply of the keyed halves, folded, spreads any such set; the
+/// key never leaves the process, so no table hash is kept on disk or compared between processes.
+public enum KeyedMix {
+    public static let key: (UInt64, UInt64) = Sys.random128()
+
+    @inlinable @inline(__always)
+    public static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let p = (a ^ key.0).multipliedFullWidth(by: b ^ key.1)
+        return p.high ^ p.low
     }
 }

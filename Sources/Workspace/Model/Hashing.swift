@@ -1,6 +1,8 @@
 // Hashing: the workspace's hashes in one place — FNV-1a over bytes (names in the op log's table, the
 // state directory's name, op-history states, derived ids) and the one mix of a BlockID for hash
-// tables. What FNV-1a names is kept on disk (state dirs, ids): its output must never change.
+// tables. What FNV-1a names is kept on disk (state dirs, ids): its output must never change; the
+// table mix is keyed per process and never kept.
+import SystemCalls
 
 /// 64-bit FNV-1a. `seed` and `prime` default to the standard offset basis and prime; derived ids
 /// run a second lane with other constants, so both are parameters.
@@ -33,7 +35,7 @@ struct FNV1a {
 }
 
 extension BlockID {
-    /// The one 64-bit mix of an id for hash tables (Swift's Hasher and BlockTable's slots): ids are
-    /// random or time-prefixed, so one multiply spreads them.
-    @inline(__always) var tableHash: UInt64 { (hi ^ lo) &* 0x9E37_79B9_7F4A_7C15 }
+    /// The one 64-bit mix of an id for hash tables (Swift's Hasher and BlockTable's slots), keyed per
+    /// process (KeyedMix): a peer's ids crafted to collide spread like any others. Never kept on disk.
+    @inline(__always) var tableHash: UInt64 { KeyedMix.mix(hi, lo) }
 }
