@@ -193,16 +193,7 @@ public final class JournalLog {
         return out
     }
 
-    /// "0.4 ms", "1.2 ms", "3.4 s".
-    static func duration(_ usec: UInt64) -> String {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { room in
-            var w = ByteWriter(room)
-            duration(usec, &w)
-            return String(decoding: w.written, as: UTF8.self)
-        }
-    }
-
-    /// "12.3 ms" below a second, else "4.5 s" (at most 27 bytes).
+    /// "0.4 ms", "12.3 ms" below a second, else "3.4 s" (at most 27 bytes).
     static func duration(_ usec: UInt64, _ w: inout ByteWriter) {
         let unit: UInt64 = usec < 1_000_000 ? 1000 : 1_000_000
         let t = (usec * 10 + unit / 2) / unit  // tenths, rounded
