@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/drain.sh: outld's figures beside their floors, in one run: capture→durable and
-# capture→projected latency (p50/p99) vs the C floor of one append+fdatasync and one
-# temp+fsync+rename; bursts of 10,000 and 100,000 files (io_uring, plain, fdatasync per capture);
+# bench/drain.sh: outld's figures beside their floors, in one run: capture→durable (its op log's
+# fdatasync returned) and capture→projected (its page file durable) latency (p50/p99) vs the C
+# floor of one append+fdatasync and one temp+fsync+rename; bursts of 10,000 and 100,000 files (io_uring, plain, fdatasync per capture);
 # and an idle outld's CPU time and context switches over OUTL_BENCH_IDLE_SECONDS (default 60).
 set -euo pipefail
 cd "$(dirname "$0")"

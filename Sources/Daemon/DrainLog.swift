@@ -27,18 +27,24 @@ final class DrainLog: DrainObserver {
         }
     }
 
-    /// Called after a pass returned (its pages projected): writes the trace lines of the pass.
-    func passFinished() {
+    /// Called after a pass returned (its pages projected): writes the trace lines of the pass. A
+    /// capture is projected when the last page file of its pass was made durable (the pass's
+    /// bookkeeping after that, the archive's fdatasync among it, holds no line from its page); a pass
+    /// that wrote no page after the capture was durable counts until it returned.
+    func passFinished(lastPageDurable: UInt64) {
         guard let fd = traceFD, !traced.isEmpty else { return }
-        let projected = wallClockMicroseconds()
+        let returned = wallClockMicroseconds()
         var text = ""
-        for (id, durable) in traced { text += "\(id) \(durable) \(projected)\n" }
+        for (id, durable) in traced {
+            let projected = lastPageDurable >= durable ? lastPageDurable : returned
+            text += "\(id) \(durable) \(projected)\n"
+        }
         traced.removeAll()
         _ = text.withCString { write(fd, $0, strlen($0)) }
     }
 
     func drained(_ c: DrainedCapture) {
-        if traceFD != nil { traced.append((c.captureID, wallClockMicroseconds())) }
+        if traceFD != nil { traced.append((c.captureID, c.durableUsec)) }
         if c.duplicate { duplicates += 1 } else { drained += 1 }
         if c.duplicate {
             // A replay after a crash or a synced copy: the block exists, only the file went.

@@ -1,6 +1,6 @@
 // DrainPass: the one drain pass the daemon and `outld --once` share, and what a start owes first.
 // Log lines are held while a pass runs so a burst writes them together; trace lines for the
-// benchmark are written only after the pass returned, that is after its pages were projected.
+// benchmark are written only after the pass returned, its pages projected.
 import BatchIO
 import Drain
 import OutlConfig
@@ -27,7 +27,7 @@ enum DrainPass {
         log.holdLines()
         let report = await drain_capture_inbox(inboxes, into: workspace, io: io, observer: observer, options: options)
         log.releaseLines()
-        observer.passFinished()
+        observer.passFinished(lastPageDurable: await workspace.lastPagePublishedUsec)
         return report
     }
 }

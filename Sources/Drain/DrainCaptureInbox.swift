@@ -57,8 +57,8 @@ struct PendingEntry {
 }
 
 /// Drains every final-form file of `inboxes` into `workspace`: parse, append one block per capture
-/// in its day's journal (group commit: one fdatasync per batch), delete the files, then project
-/// the changed pages once. Safe to call at any time and to repeat: a replay is a no-op.
+/// in its day's journal (group commit: one fdatasync per batch), delete the files, projecting the
+/// changed pages once, before the last batch's files are deleted. Safe to call at any time and to repeat: a replay is a no-op.
 public func drain_capture_inbox(
     _ inboxes: [String], into workspace: Workspace, io: BatchIO,
     observer: DrainObserver, options: DrainOptions = DrainOptions()
@@ -78,7 +78,7 @@ public func drain_capture_inbox(
         while start < entries.count {
             let end = min(start + max(1, options.batchLimit), entries.count)
             let batch = await drainBatch(entries[start..<end], workspace: workspace, io: io, unlinkOnRing: onRing, observer: observer,
-                                         assets: assets, options: options)
+                                         assets: assets, options: options, projectBeforeUnlink: end == entries.count)
             report += batch.report
             if let stoppedAt = batch.stoppedAt {
                 report.deferred += entries.count - stoppedAt
@@ -89,13 +89,18 @@ public func drain_capture_inbox(
         await removeLanded(listing.orphans, workspace: workspace, observer: observer)
         // Always: a page left stale by a failed projection or a crash (boot marks every page dirty)
         // must catch up even on a pass with nothing new; with nothing dirty this does no I/O.
-        do {
-            _ = try await workspace.projectDirtyPages()
-        } catch {
-            // The ops are durable; the Markdown catches up on the next pass.
-            observer.warning(inbox: "", name: "", message: "projection deferred: \(error)")
-        }
+        await project(workspace, observer)
         return report
+    }
+}
+
+/// Writes the stale pages; a failure is said and left to the next pass.
+private func project(_ workspace: Workspace, _ observer: DrainObserver) async {
+    do {
+        _ = try await workspace.projectDirtyPages()
+    } catch {
+        // The ops are durable; the Markdown catches up on the next pass.
+        observer.warning(inbox: "", name: "", message: "projection deferred: \(error)")
     }
 }
 
@@ -169,7 +174,7 @@ struct Landing {
 /// this loop alone acts on the verdicts, through `Settlement`.
 private func drainBatch(
     _ entries: ArraySlice<PendingEntry>, workspace: Workspace, io: BatchIO, unlinkOnRing: Bool,
-    observer: DrainObserver, assets: AssetsDirectory, options: DrainOptions
+    observer: DrainObserver, assets: AssetsDirectory, options: DrainOptions, projectBeforeUnlink: Bool
 ) async -> Settlement {
     var settle = Settlement(observer: observer)
 
@@ -234,7 +239,11 @@ private func drainBatch(
     let durableUsec = wallClockMicroseconds()
     CrashPoint.hit(.afterAppend)
 
-    // 5. Only now may the files go, each capture file before its attachments (an attachment left
+    // 5. The pass's last batch writes its pages first: an unlink can cost a synchronous discard
+    //    (160 µs on ext4 here), which a capture's line need not wait for on its way to the journal.
+    if projectBeforeUnlink { await project(workspace, observer) }
+
+    // 6. Only now may the files go, each capture file before its attachments (an attachment left
     //    by a crash between the two is deleted by a later pass: its block is known). A failed
     //    unlink leaves a file whose replay is a no-op.
     let gone = landing.map(\.entry) + copies

@@ -35,6 +35,8 @@ public struct DrainedCapture: Sendable {
     public var duplicate: Bool
     /// From the capture's ULID time to the moment its op was durable, in microseconds.
     public var latencyUsec: UInt64
+    /// That moment (wall clock, µs): the fdatasync of its batch returned.
+    public var durableUsec: UInt64 = 0
     /// The attachments its block links (0 for a duplicate: its block was already made).
     public var attachments = 0
 }

@@ -94,7 +94,8 @@ struct Settlement {
             observer.drained(DrainedCapture(
                 inbox: entry.inbox, captureID: entry.id.string, blockID: block.id, day: block.day.iso,
                 source: block.source, duplicate: duplicate,
-                latencyUsec: durableUsec > capturedUsec ? durableUsec - capturedUsec : 0, attachments: block.assets.count))
+                latencyUsec: durableUsec > capturedUsec ? durableUsec - capturedUsec : 0, durableUsec: durableUsec,
+                attachments: block.assets.count))
         }
         report.duplicates += copies
     }

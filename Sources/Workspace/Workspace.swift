@@ -237,6 +237,9 @@ public actor Workspace {
     /// failing (`failingPages`) and holds back no other; only an op-log failure is thrown.
     public func projectDirtyPages() throws -> [String] { try writable(); return try core.projectStalePages() }
 
+    /// When a page file was last made durable (wall clock, µs; 0: never in this process).
+    public var lastPagePublishedUsec: UInt64 { core.lastPublishedUsec }
+
     /// A daemon's loop starts a turn: the passes over stale pages until the next call share one
     /// slice between them, its time and its pages (each still writes the page most recently marked,
     /// a capture's or an edit's), or, without `writingBacklog` (a merge under way, whose later

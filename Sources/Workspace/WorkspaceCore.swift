@@ -31,6 +31,9 @@ final class WorkspaceCore {
     /// and pages: a turn can hold several passes (an event's, a timer's, a drain's), and each with a
     /// whole slice of its own held a capture three slices long. nil: no turn, each pass has its slice.
     var turnLeft: (nanoseconds: UInt64, pages: Int)?
+    /// When a page file was last made durable (wall clock, µs; 0: never): what a capture's latency
+    /// to its journal ends at, for make bench, before the pass's bookkeeping after it.
+    var lastPublishedUsec: UInt64 = 0
     let writer: OpLogWriter
     /// Every op file's cursor: where the boot and each live merge stopped reading.
     let follower: OpLogFollower

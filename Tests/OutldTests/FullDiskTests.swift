@@ -42,7 +42,7 @@ import TestSupport
         try FileManager.default.removeItem(atPath: filler)
         // No signal: the backoff timer alone must bring the drain back.
         #expect(eventually(40) { (readText(Path.join(root, "journals/2026_12_02.md")) ?? "").contains("written while the disk is full") }, "\(d.log)")
-        #expect(!listDir(inbox).contains { $0.hasSuffix(".json") })
+        #expect(eventually { !listDir(inbox).contains { $0.hasSuffix(".json") } }, "the file goes once its page is written")
         #expect(eventually { d.log.contains("recovered") }, "\(d.log)")
         // Backoff, not a spin: the error is logged once per distinct error, not per attempt.
         #expect(retriesBefore < 5, "logged \(retriesBefore) retry lines")

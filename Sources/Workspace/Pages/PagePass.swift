@@ -171,6 +171,7 @@ extension WorkspaceCore {
         let unchanged = sameBytes(file?.bytes, bytes)
         if !unchanged, !(file == nil && bytes.isEmpty) {
             (identity, stamp) = try publish(bytes, rel: loc.rel, dir: loc.dir, name: loc.name, page: id, dirs: dirs)
+            lastPublishedUsec = wallClockMicroseconds()
             wrote = true
         }
         // What the file held just before: all of it when it was left as it was, else what its last
