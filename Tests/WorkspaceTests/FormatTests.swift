@@ -96,6 +96,43 @@ func checkedLine(_ json: String) -> [UInt8] {
     #expect(text(#"x\u12G4"#) == nil)
 }
 
+/// The reader finds a string's end eight bytes at a time: a quote or a backslash at every offset in
+/// and around a word, one after another, or at a string's very end, reads back as it was written.
+@Test func strings_read_back_wherever_their_quotes_and_escapes_fall_in_a_word() {
+    let actor = BlockID.random()
+    for length in 0..<26 {
+        for at in 0..<max(1, length) {
+            for special in ["\"", "\\", "\\\"", "\"\\"] {
+                var chars = Array(repeating: "a", count: length)
+                if length > 0 { chars[at] = special }
+                var op = Op(hlc: HLC(wall: 1, counter: 0, actor: actor), kind: .createBlock, id: BlockID.random())
+                op.page = BlockID.random()
+                op.pos = chars.joined()
+                op.text = chars.joined() + "é" + chars.joined()
+                op.props = [Property(chars.joined(), chars.reversed().joined())]
+                let parsed = OpEncoder.line(op).dropLast().withUnsafeBufferPointer { OpParser.parse($0) }
+                #expect(parsed?.text == op.text && parsed?.pos == op.pos && parsed?.props == op.props, "\(length) \(at) \(special)")
+            }
+        }
+    }
+}
+
+/// Keys are matched by their bytes as written: one spelled with an escape, or longer than any known
+/// key, is an unknown member and skipped; an unterminated one makes the line invalid.
+@Test func keys_are_known_by_their_written_bytes() {
+    let a = BlockID.random(), id = BlockID.random(), page = BlockID.random()
+    func parse(_ extra: String) -> Op? {
+        checkedLine(#"{"k":"cb","w":1,"c":0,"a":"\#(a)","id":"\#(id)","pg":"\#(page)",\#(extra)"t":"x"}"#)
+            .withUnsafeBufferPointer { OpParser.parse($0) }
+    }
+    #expect(parse("")?.text == "x")
+    #expect(parse(#""\u0074":"y","#)?.text == "x", "an escaped spelling of t is another key")
+    #expect(parse(#""tt":"y","ttt":"z","tttt":"w","\"":"v","":"u","#)?.text == "x")
+    #expect(parse(#""t\"":"y","#)?.text == "x")
+    #expect(parse(#"  "pos" : "p" , "#)?.pos == "p")
+    #expect(parse(#""t"#) == nil)
+}
+
 @Test func a_flipped_bit_fails_the_line_check() {
     var op = Op(hlc: HLC(wall: 1, counter: 0, actor: BlockID.random()), kind: .deleteBlock, id: BlockID.random())
     op.text = ""

@@ -12,11 +12,20 @@ struct RawText {
     static let empty = RawText(start: 0, count: 0, inScratch: false)
 }
 
+/// An id's 36 spelled bytes, as five words, and its value: the last one a field held.
+struct SpelledID {
+    var w0: UInt64 = 0, w1: UInt64 = 0, w2: UInt64 = 0, w3: UInt64 = 0, w4: UInt32 = 0
+    var id = BlockID(hi: 0, lo: 0)
+}
+
 /// Decoded escaped strings and the property list of the line being parsed; reused line after line.
 struct ParseScratch {
     var bytes: [UInt8] = []
     /// key, value, key, value...
     var props: [RawText] = []
+    /// The last actor (0) and page (1) ids read: line after line of a file mostly repeat them, and
+    /// 36 bytes compared cost less than 36 bytes parsed.
+    var lastIDs = (SpelledID(), SpelledID())
     mutating func reset() {
         bytes.removeAll(keepingCapacity: true)
         props.removeAll(keepingCapacity: true)
@@ -92,26 +101,31 @@ public enum OpParser {
         /// The raw bytes of a string (without quotes) and whether it holds escapes.
         mutating func rawString() -> (Range<Int>, Bool)? {
             skipSpace()
-            guard i < b.count, b[i] == 34 else { return nil }
-            i += 1
-            let start = i
+            guard i < b.count, b[i] == 34, let p = b.baseAddress else { return nil }
+            let start = i + 1, n = b.count
+            var j = start
             var escaped = false
-            // Eight bytes at a time while no quote or backslash is among them (SWAR zero-byte test).
-            if let p = b.baseAddress {
-                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-                while i + 8 <= b.count {
-                    let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
-                    let q = w ^ (ones &* 34), e = w ^ (ones &* 92)
-                    if ((q &- ones) & ~q | (e &- ones) & ~e) & highs != 0 { break }
-                    i += 8
-                }
+            // Eight bytes at a time: the lowest flagged byte of the zero-byte test is exactly the first
+            // quote or backslash (flags above a true zero may be false, never below), so its place is
+            // its trailing zero count, without a byte loop.
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            while j + 8 <= n {
+                let w = UInt64(littleEndian: UnsafeRawPointer(p + j).loadUnaligned(as: UInt64.self))
+                let q = w ^ (ones &* 34), e = w ^ (ones &* 92)
+                let found = ((q &- ones) & ~q | (e &- ones) & ~e) & highs
+                if found == 0 { j += 8; continue }
+                j += found.trailingZeroBitCount >> 3
+                if p[j] == 34 { i = j + 1; return (start..<j, escaped) }
+                escaped = true
+                j += 2
             }
-            while i < b.count {
-                let c = b[i]
-                if c == 34 { let r = start..<i; i += 1; return (r, escaped) }
-                if c == 92 { escaped = true; i += 2; continue }
-                i += 1
+            while j < n {
+                let c = p[j]
+                if c == 34 { i = j + 1; return (start..<j, escaped) }
+                if c == 92 { escaped = true; j += 2; continue }
+                j += 1
             }
+            i = n
             return nil
         }
 
@@ -157,13 +171,32 @@ public enum OpParser {
             return neg ? -v : v
         }
 
-        mutating func id() -> BlockID?? {
+        /// An id, or none (an empty string); `last` names where the same field's last id is kept
+        /// (ParseScratch.lastIDs), -1 for none.
+        mutating func id(_ last: Int = -1) -> BlockID?? {
             skipSpace()
             // The common spelling: 36 plain bytes then the closing quote (no escapes possible in a valid id).
-            if i + 37 < b.count, b[i] == 34, b[i + 37] == 34,
-               let v = BlockID.parse(UnsafeBufferPointer(rebasing: b[(i + 1)..<(i + 37)])) {
-                i += 38
-                return .some(v)
+            if i + 37 < b.count, b[i] == 34, b[i + 37] == 34, let p = b.baseAddress {
+                if last >= 0 {
+                    let r = UnsafeRawPointer(p + i + 1)
+                    let w0 = r.loadUnaligned(as: UInt64.self), w1 = r.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                    let w2 = r.loadUnaligned(fromByteOffset: 16, as: UInt64.self), w3 = r.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
+                    let w4 = r.loadUnaligned(fromByteOffset: 32, as: UInt32.self)
+                    let seen = last == 0 ? scratchPointer.pointee.lastIDs.0 : scratchPointer.pointee.lastIDs.1
+                    if seen.w0 == w0, seen.w1 == w1, seen.w2 == w2, seen.w3 == w3, seen.w4 == w4 {
+                        i += 38
+                        return .some(seen.id)
+                    }
+                    if let v = BlockID.parse(UnsafeBufferPointer(rebasing: b[(i + 1)..<(i + 37)])) {
+                        let spelled = SpelledID(w0: w0, w1: w1, w2: w2, w3: w3, w4: w4, id: v)
+                        if last == 0 { scratchPointer.pointee.lastIDs.0 = spelled } else { scratchPointer.pointee.lastIDs.1 = spelled }
+                        i += 38
+                        return .some(v)
+                    }
+                } else if let v = BlockID.parse(UnsafeBufferPointer(rebasing: b[(i + 1)..<(i + 37)])) {
+                    i += 38
+                    return .some(v)
+                }
             }
             guard let (r, _) = rawString() else { return nil }
             if r.isEmpty { return .some(nil) }
@@ -218,6 +251,24 @@ public enum OpParser {
             return v
         }
 
+        /// A member's key as `keyCode` spells it (0 for a key it cannot), read where it starts: a key
+        /// of one to three plain bytes without a scan, any other through `rawString`.
+        @inline(__always) mutating func key() -> UInt32? {
+            skipSpace()
+            if i + 5 <= b.count, b[i] == 34 {
+                let c1 = b[i + 1], c2 = b[i + 2], c3 = b[i + 3]
+                if c1 != 92 && c1 != 34 {
+                    if c2 == 34 { i += 3; return 1 << 24 | UInt32(c1) << 16 }
+                    if c2 != 92 {
+                        if c3 == 34 { i += 4; return 2 << 24 | UInt32(c1) << 16 | UInt32(c2) << 8 }
+                        if c3 != 92 && b[i + 4] == 34 { i += 5; return 3 << 24 | UInt32(c1) << 16 | UInt32(c2) << 8 | UInt32(c3) }
+                    }
+                }
+            }
+            guard let (k, _) = rawString() else { return nil }
+            return keyCode(k)
+        }
+
         @inline(__always) static func code(_ a: Unicode.Scalar, _ b: Unicode.Scalar? = nil, _ c: Unicode.Scalar? = nil) -> UInt32 {
             var v = UInt32(1) << 24 | a.value << 16
             if let b { v += 1 << 24; v |= b.value << 8 }
@@ -233,8 +284,7 @@ public enum OpParser {
             var parsed = RawOp()
             var hasPage = false
             while true {
-                guard let (k, _) = rawString(), expect(UInt8(ascii: ":")) else { return nil }
-                let key = keyCode(k)
+                guard let key = key(), expect(UInt8(ascii: ":")) else { return nil }
                 if key == Reader.code("k") {
                     guard let (r, _) = rawString() else { return nil }
                     if r.count == 2 {
@@ -256,13 +306,13 @@ public enum OpParser {
                 } else if key == Reader.code("c") {
                     counter = integer()
                 } else if key == Reader.code("a") {
-                    guard let v = id(), let v2 = v else { return nil }
+                    guard let v = id(0), let v2 = v else { return nil }
                     actor = v2
                 } else if key == Reader.code("i", "d") {
                     guard let v = id(), let v2 = v else { return nil }
                     opID = v2
                 } else if key == Reader.code("p", "g") {
-                    guard let v = id(), let v2 = v else { return nil }
+                    guard let v = id(1), let v2 = v else { return nil }
                     parsed.page = v2; hasPage = true
                 } else if key == Reader.code("p", "a") {
                     guard let v = id() else { return nil }
