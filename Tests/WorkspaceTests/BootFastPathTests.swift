@@ -229,3 +229,25 @@ private func dump(_ m: Model) -> [String] {
         }
     }
 }
+
+/// An id is spelled eight hex digits at a time: each spelling is the 8-4-4-4-12 lower-case hex of its
+/// 128 bits, as String(radix:) spells them, nibble by nibble through every digit 0-f at every place.
+@Test func ids_are_spelled_as_lower_case_hex_in_8_4_4_4_12() {
+    func reference(_ id: BlockID) -> String {
+        func hex(_ v: UInt64) -> String { let s = String(v, radix: 16); return String(repeating: "0", count: 16 - s.count) + s }
+        let h = hex(id.hi) + hex(id.lo)
+        let c = Array(h)
+        return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-" + String(c[20..<32])
+    }
+    var ids = [BlockID(hi: 0, lo: 0), BlockID(hi: ~0, lo: ~0), BlockID(hi: 0x0123_4567_89AB_CDEF, lo: 0xFEDC_BA98_7654_3210)]
+    for nibble in UInt64(0)...15 {
+        let every = (0..<16).reduce(UInt64(0)) { $0 | nibble << (4 * UInt64($1)) }
+        ids.append(BlockID(hi: every, lo: every ^ 0x9A9A_9A9A_9A9A_9A9A))
+    }
+    ids += (0..<1000).map { _ in BlockID(hi: UInt64.random(in: 0...UInt64.max), lo: UInt64.random(in: 0...UInt64.max)) }
+    for id in ids {
+        var bytes: [UInt8] = [1, 2]
+        id.spell(into: &bytes)
+        #expect(id.description == reference(id) && bytes == [1, 2] + Array(reference(id).utf8), "\(id.hi) \(id.lo)")
+    }
+}

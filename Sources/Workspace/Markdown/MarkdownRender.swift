@@ -35,9 +35,20 @@ extension Markdown {
         guard isPlain(b.text) else { return renderEscaped(b, depth: depth, &out) }
         pad(depth, &out)
         out.append(DASH); out.append(SP)
-        out.append(contentsOf: b.text.utf8)
+        appendBytes(of: b.text, &out)
         out.append(LF)
         meta(b, depth: depth, &out)
+    }
+
+    /// A String's bytes with one copy from its storage (a bridged one through a copy first).
+    @inline(__always)
+    static func appendBytes(of s: String, _ out: inout [UInt8]) {
+        if s.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) == nil { out.append(contentsOf: s.utf8) }
+    }
+
+    @inline(__always)
+    static func appendASCII(_ s: StaticString, _ out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
     }
 
     /// Nearly every capture is one plain line, in which no escape site can be: nothing special at
@@ -92,14 +103,14 @@ extension Markdown {
         func id() {
             guard let id = b.id else { return }
             pad(depth + 1, &out)
-            out.append(contentsOf: "id:: ".utf8)
+            appendASCII("id:: ", &out)
             id.spell(into: &out)
             out.append(LF)
         }
         for p in b.props where !isDrawerKey(p.key) {
             pad(depth + 1, &out)
             appendKey(p.key, &out)
-            out.append(contentsOf: ":: ".utf8)
+            appendASCII(":: ", &out)
             // A property value is one line by nature: line breaks become spaces (the op keeps them).
             appendNormalized(p.value, newline: SP, &out)
             out.append(LF)
@@ -119,7 +130,7 @@ extension Markdown {
                 }
             }
             pad(depth + 1, &out)
-            out.append(contentsOf: ":END:".utf8)
+            appendASCII(":END:", &out)
             out.append(LF)
         }
     }
@@ -127,13 +138,12 @@ extension Markdown {
     /// A key as mldoc reads one: no blank, no colon (markdown_property.ml), never empty. Nearly every
     /// key is such already and goes in with one copy.
     static func appendKey(_ key: String, _ out: inout [UInt8]) {
-        var k = key
-        let done = k.withUTF8 { b -> Bool in
+        let done = key.utf8.withContiguousStorageIfAvailable { b -> Bool in
             guard !b.isEmpty, !b.contains(where: { !Escapes.isKeyByte($0) || needsNormalizing($0) }) else { return false }
             out.append(contentsOf: b)
             return true
         }
-        if done { return }
+        if done == true { return }
         var bytes: [UInt8] = []
         normalize(Array(key.utf8)[...], newline: UInt8(ascii: "_"), into: &bytes)
         if bytes.isEmpty { bytes = [UInt8(ascii: "_")] }
@@ -143,14 +153,12 @@ extension Markdown {
 
     /// `normalize`, with one copy for a string in which nothing needs it (nearly every one).
     static func appendNormalized(_ s: String, newline: UInt8, _ out: inout [UInt8]) {
-        var s = s
-        s.withUTF8 { b in
-            if b.contains(where: needsNormalizing) {
-                normalize(Array(b)[...], newline: newline, into: &out)
-            } else {
-                out.append(contentsOf: b)
-            }
+        let done = s.utf8.withContiguousStorageIfAvailable { b -> Bool in
+            guard !b.contains(where: needsNormalizing) else { return false }
+            out.append(contentsOf: b)
+            return true
         }
+        if done != true { normalize(Array(s.utf8)[...], newline: newline, into: &out) }
     }
 
     /// A byte `normalize` may change: a line break, a control but TAB, DEL, or a C1 lead byte.

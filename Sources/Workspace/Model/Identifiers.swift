@@ -110,20 +110,40 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Writes the 36 bytes of `description` at the start of `d` (at least 36 long); returns 36.
     @inline(__always)
     func spell(into d: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        var n = 0
-        @inline(__always) func nibbles(_ word: UInt64, _ from: Int, _ to: Int) {
-            for k in from..<to {
-                let v = UInt8(truncatingIfNeeded: (word >> UInt64((15 - k) * 4)) & 0xF)
-                d[n] = v < 10 ? 48 + v : 87 + v
-                n += 1
-            }
+        precondition(d.count >= 36)
+        let raw = UnsafeMutableRawPointer(d.baseAddress!)
+        @inline(__always) func put(_ w: UInt64, at offset: Int, bytes: Int) {
+            var w = w.littleEndian
+            withUnsafeBytes(of: &w) { raw.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: bytes) }
         }
-        nibbles(hi, 0, 8); d[n] = 45; n += 1
-        nibbles(hi, 8, 12); d[n] = 45; n += 1
-        nibbles(hi, 12, 16); d[n] = 45; n += 1
-        nibbles(lo, 0, 4); d[n] = 45; n += 1
-        nibbles(lo, 4, 16)
-        return n
+        let a = BlockID.hexDigits(UInt32(truncatingIfNeeded: hi >> 32))
+        let b = BlockID.hexDigits(UInt32(truncatingIfNeeded: hi))
+        let c = BlockID.hexDigits(UInt32(truncatingIfNeeded: lo >> 32))
+        let e = BlockID.hexDigits(UInt32(truncatingIfNeeded: lo))
+        put(a, at: 0, bytes: 8)
+        d[8] = 45
+        put(b, at: 9, bytes: 4)
+        d[13] = 45
+        put(b >> 32, at: 14, bytes: 4)
+        d[18] = 45
+        put(c, at: 19, bytes: 4)
+        d[23] = 45
+        put(c >> 32, at: 24, bytes: 4)
+        put(e, at: 28, bytes: 8)
+        return 36
+    }
+
+    /// The eight lower-case hex digits of `x`, the first in the lowest byte: each nibble spread to a
+    /// byte, then '0' added, and 39 more ('a' - '0' - 10) where the nibble is over 9.
+    @inline(__always)
+    static func hexDigits(_ x: UInt32) -> UInt64 {
+        var v = UInt64(x)
+        v = (v | v << 16) & 0x0000_FFFF_0000_FFFF
+        v = (v | v << 8) & 0x00FF_00FF_00FF_00FF
+        v = (v | v << 4) & 0x0F0F_0F0F_0F0F_0F0F
+        v = v.byteSwapped
+        let over = ((v &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        return v &+ 0x3030_3030_3030_3030 &+ over &* 39
     }
 
     /// A fresh UUIDv7: 48 bits of Unix ms, then getrandom(2) bits, so ids sort roughly by time.
