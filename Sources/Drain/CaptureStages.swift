@@ -90,10 +90,9 @@ private func captureDay(_ d: DecodedCapture, id: ULID) -> Verdict<(JournalDay, c
 
 /// One durable append (one fdatasync) for every landing block; each comes back with its outcome.
 /// `appendCaptures` answers one outcome per block, in order.
-func append(_ landing: [Landing], to workspace: Workspace) async throws -> [(Landing, AppendOutcome)] {
+func append(_ landing: [Landing], to workspace: Workspace) async throws -> [AppendOutcome] {
     guard !landing.isEmpty else { return [] }
-    let outcomes = try await workspace.appendCaptures(landing.map(\.block))
-    return Array(zip(landing, outcomes))
+    return try await workspace.appendCaptures(landing.map(\.block))
 }
 
 /// Deletes drained files relative to their inboxes' directories. Their ops are durable, so a file

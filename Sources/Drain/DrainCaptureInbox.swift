@@ -229,9 +229,9 @@ private func drainBatch(
     // 4. One durable append for the whole batch. Any failure keeps every file for a retry.
     guard !landing.isEmpty || !copies.isEmpty else { return settle }
     CrashPoint.hit(.beforeAppend)
-    let appended: [(Landing, AppendOutcome)]
+    let outcomes: [AppendOutcome]
     do {
-        appended = try await append(landing, to: workspace)
+        outcomes = try await append(landing, to: workspace)
     } catch {
         settle.keep(landing.map(\.entry) + copies, because: "op log append failed: \(error)", batchEnd: entries.endIndex)
         return settle
@@ -249,7 +249,7 @@ private func drainBatch(
     let gone = landing.map(\.entry) + copies
     unlink(gone, io, useRing: unlinkOnRing, observer)
     unlinkAttachments(of: gone, observer)
-    settle.landed(appended, copies: copies.count, durableUsec: durableUsec)
+    settle.landed(landing, outcomes, copies: copies.count, durableUsec: durableUsec)
     CrashPoint.hit(.afterUnlink)
     return settle
 }

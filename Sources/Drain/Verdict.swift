@@ -85,8 +85,8 @@ struct Settlement {
 
     /// Reports each capture whose op is durable and whose file is gone (`copies`: second copies of
     /// an id from another inbox, deleted with the first and counted as duplicates).
-    mutating func landed(_ appended: [(Landing, AppendOutcome)], copies: Int, durableUsec: UInt64) {
-        for (landing, outcome) in appended {
+    mutating func landed(_ landing: [Landing], _ outcomes: [AppendOutcome], copies: Int, durableUsec: UInt64) {
+        for (landing, outcome) in zip(landing, outcomes) {
             let duplicate = outcome == .alreadyPresent
             if duplicate { report.duplicates += 1 } else { report.drained += 1 }
             let entry = landing.entry, block = landing.block

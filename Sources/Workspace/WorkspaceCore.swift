@@ -186,9 +186,19 @@ final class WorkspaceCore {
         // run, and its greatest position carried along the run.
         var runPage: BlockID? = nil, runMax = ""
         ops.reserveCapacity(captures.count + 1)
+        // Which ids the model holds, asked through one borrow of its table: asked per capture through
+        // `model.blocks`, a class's stored struct, it was copied (every array retained) each time.
+        // The borrow ends before the ops are applied, so applying copies no array.
+        var ids: [BlockID] = []
+        ids.reserveCapacity(captures.count)
         for c in captures {
             guard let id = c.blockID ?? BlockID(c.id) else { throw WorkspaceError.badID(c.id) }
-            if model.blocks.find(id) != nil || pending.contains(id) { outcomes.append(.alreadyPresent); continue }
+            ids.append(id)
+        }
+        let known = model.knownRows(ids)
+        for (k, c) in captures.enumerated() {
+            let id = ids[k]
+            if known[k] || pending.contains(id) { outcomes.append(.alreadyPresent); continue }
             pending.insert(id)
             // A named page by the one rule every device derives its id by (PageNames): a name that
             // differs only in case or normalization is the same page.

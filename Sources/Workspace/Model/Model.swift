@@ -98,6 +98,9 @@ public struct Model: Sendable {
         case page(BlockID)
     }
 
+    /// Whether each id is a block of the model (deleted ones too), in order.
+    func knownRows(_ ids: [BlockID]) -> [Bool] { ids.map { blocks.find($0) != nil } }
+
     /// Applies one op; returns the page it touched (for the dirty set), or nil when it changed nothing
     /// a page shows.
     @discardableResult
