@@ -1,6 +1,8 @@
 // PageRenderer reuses a block's lines from the page's last rendering when its content and depth are
 // unchanged: whatever edits, moves, re-indents, deletes, preambles and cycles come between two
 // renderings, the page it writes is byte for byte what Markdown.render writes from scratch.
+import Foundation
+import SystemCalls
 import Testing
 import TestSupport
 @testable import Workspace
@@ -68,4 +70,59 @@ import TestSupport
         #expect(text.contains("\n  - block 0\n"))
         #expect(core.render(page) == core.renderWhole(page))
     }
+}
+
+/// A block written straight from the table's bytes (`BlockTable.renderStored`: an ASCII plain text,
+/// plain keys and values) and every block it declines, side by side on one page: each is what
+/// Markdown.render writes, and the declined ones (a drawer, a key with a blank, a value with a line
+/// break, non-ASCII, invalid UTF-8 from a peer's op file, nothing plain about the text) are
+/// still written, by the slow path.
+@Test func blocks_written_from_the_tables_bytes_are_those_markdown_render_writes() throws {
+    let t = TestWorkspace()
+    let page = BlockID.journalPage(day1)
+    let actor = BlockID(hi: 0x0190_0000_0000_7000, lo: 0x8000_0000_0000_0001)
+    // A peer's op file whose last block's text is not UTF-8: the table keeps the bytes, the
+    // String the slow path reads repairs them.
+    var lines: [[UInt8]] = []
+    func line(_ body: [UInt8]) -> [UInt8] {
+        let crc = String(CRC32C.checksum(body), radix: 16)
+        return Array((String(repeating: "0", count: 8 - crc.count) + crc + " ").utf8) + body + [10]
+    }
+    lines.append(line(Array(#"{"k":"cp","w":1,"c":0,"a":"\#(actor)","id":"\#(page)","pk":"j","t":"\#(day1.iso)"}"#.utf8)))
+    lines.append(line(Array(#"{"k":"cb","w":1,"c":1,"a":"\#(actor)","id":"\#(BlockID(hi: 9, lo: 9))","pg":"\#(page)","pa":"","pos":"a0","t":"bad "#.utf8)
+                      + [0xFF, 0xC3] + Array(#" bytes","pr":{"source":"x"}}"#.utf8)))
+    let ops = Path.join(t.root, ".outl/ops")
+    try FileManager.default.createDirectory(atPath: ops, withIntermediateDirectories: true)
+    try Data(lines.flatMap { $0 }).write(to: URL(fileURLWithPath: Path.join(ops, "ops-\(actor).jsonl")))
+    let core = try openCore(t.root, state: t.state())
+    defer { core.close() }
+    let cases: [(String, [Property])] = [
+        ("plain capture", [Property("captured-at", "2026-12-01T23:58:07.120-05:00"), Property("source", "cli")]),
+        ("no properties", []),
+        ("a drawer", [Property(":LOGBOOK:", "CLOCK: [2026-12-02 Wed 10:00]")]),
+        ("a key with a blank", [Property("two words", "v")]),
+        ("a value over lines", [Property("note", "one\ntwo")]),
+        ("an empty value", [Property("k", "")]),
+        ("café", [Property("source", "cli")]),
+        ("plain", [Property("lieu", "café")]),
+        ("# a heading", []),
+        ("key:: value", []),
+        ("", [Property("source", "cli")]),
+        ("tab\tinside", []),
+    ]
+    for (k, (text, props)) in cases.enumerated() {
+        var op = Op(hlc: HLC(wall: 10 + Int64(k), counter: 0, actor: actor), kind: .createBlock, id: BlockID(hi: 100, lo: UInt64(k)))
+        op.page = page; op.pos = "b\(k)"; op.text = text; op.props = props
+        _ = core.model.apply(op)
+        // Nested under the first, so depth is exercised too.
+        var child = op
+        child.hlc.wall += 1000; child.id = BlockID(hi: 200, lo: UInt64(k)); child.parent = BlockID(hi: 100, lo: 0); child.pos = "c\(k)"
+        _ = core.model.apply(child)
+    }
+    let rendered = core.render(page), whole = core.renderWhole(page)
+    let same = rendered == whole  // bytes: a String would repair the invalid UTF-8 the test is about
+    #expect(same, "rendered\n\(String(decoding: rendered, as: UTF8.self))\nwhole\n\(String(decoding: whole, as: UTF8.self))")
+    let text = String(decoding: rendered, as: UTF8.self)
+    #expect(text.contains("- plain capture\n  captured-at:: 2026-12-01T23:58:07.120-05:00\n  source:: cli\n  id:: 00000000-0000-0064-0000-000000000000\n"))
+    #expect(text.contains("bad \u{FFFD}"), "invalid UTF-8 is written repaired, as the slow path reads it")
 }

@@ -57,16 +57,25 @@ extension Markdown {
     /// a property's `key::` or a first line's `:: `). Such a text is written as it is, without the
     /// plan; `renderEscaped` writes the same bytes for it (MarkdownTests holds them to that).
     static func isPlain(_ text: String) -> Bool {
-        let plain: Bool? = text.utf8.withContiguousStorageIfAvailable { t in
-            guard let f = t.first, !Escapes.special(f) else { return false }
-            var colon = false
-            for c in t {
-                if c < SP || c == BS || c == DEL || c == C1LEAD || (colon && c == COLON) { return false }
-                colon = c == COLON
-            }
-            return true
+        text.utf8.withContiguousStorageIfAvailable { isPlain($0) } == true
+    }
+
+    @inline(__always)
+    static func isPlain(_ t: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let f = t.first, !Escapes.special(f) else { return false }
+        var colon = false
+        for c in t {
+            if c < SP || c == BS || c == DEL || c == C1LEAD || (colon && c == COLON) { return false }
+            colon = c == COLON
         }
-        return plain == true
+        return true
+    }
+
+    /// A key `appendKey` writes as it is: not empty, no byte mldoc refuses in a key, none to normalize
+    /// (and so no drawer's `:NAME:` either).
+    @inline(__always)
+    static func isPlainKey(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        !b.isEmpty && !b.contains(where: { !Escapes.isKeyByte($0) || needsNormalizing($0) })
     }
 
     /// The block's lines through the plan: escapes, regions kept whole, where the properties go.
@@ -139,7 +148,7 @@ extension Markdown {
     /// key is such already and goes in with one copy.
     static func appendKey(_ key: String, _ out: inout [UInt8]) {
         let done = key.utf8.withContiguousStorageIfAvailable { b -> Bool in
-            guard !b.isEmpty, !b.contains(where: { !Escapes.isKeyByte($0) || needsNormalizing($0) }) else { return false }
+            guard isPlainKey(b) else { return false }
             out.append(contentsOf: b)
             return true
         }

@@ -184,8 +184,10 @@ extension WorkspaceCore {
                 end += hit.count
             } else {
                 flush()
-                let (text, props) = blocks.content(ofRow: row)
-                Markdown.render(MDBlock(id: id, text: text, props: props), depth: depth, &out)
+                if !blocks.renderStored(row: row, id: id, depth: depth, into: &out) {
+                    let (text, props) = blocks.content(ofRow: row)
+                    Markdown.render(MDBlock(id: id, text: text, props: props), depth: depth, &out)
+                }
                 end = out.count
             }
             entries.append(PageRenderCache.Entry(id: id, content: content, depth: depth, range: start..<end))
@@ -200,6 +202,7 @@ extension WorkspaceCore {
     }
 
     /// The page rendered from scratch, as Markdown.render writes its MDPage: what `render` must equal.
+    /// Every block goes through Markdown.render here, none through `BlockTable.renderStored`.
     func renderWhole(_ pageID: BlockID) -> [UInt8] {
         func md(_ n: TreeNode) -> MDBlock {
             let b = model.blocks[n.id]!
@@ -207,5 +210,50 @@ extension WorkspaceCore {
         }
         let page = model.pages[pageID]
         return Markdown.render(MDPage(preamble: page?.preamble ?? "", blocks: model.tree(of: pageID).map(md)))
+    }
+}
+
+extension BlockTable {
+    /// Row `r`'s lines straight from the arena, with no String made, when Markdown.render writes its
+    /// text and properties as they are stored: an ASCII text `isPlain`, keys `isPlainKey`, values
+    /// with nothing to normalize (nearly every capture). Writes the bytes Markdown.render writes for
+    /// the block and returns true; for any other block writes nothing and returns false. ASCII only:
+    /// the slow path reads stored bytes as Strings, which repair invalid UTF-8 a peer's op can hold.
+    func renderStored(row r: Int, id: BlockID, depth: Int, into out: inout [UInt8]) -> Bool {
+        let start = out.count
+        let done = arena.withUnsafeBufferPointer { a -> Bool in
+            var i = Int(rows[r].content)
+            let n = BlockTable.readVarint(a, &i)
+            let text = UnsafeBufferPointer(rebasing: a[i..<(i + n)])
+            guard Markdown.isPlain(text), !text.contains(where: { $0 >= 0x80 }) else { return false }
+            i += n
+            Markdown.pad(depth, &out)
+            out.append(DASH); out.append(SP)
+            out.append(contentsOf: text)
+            out.append(LF)
+            var plain = true
+            keys.flat.withUnsafeBufferPointer { flat in
+                keys.starts.withUnsafeBufferPointer { st in
+                    while plain, BlockTable.readProperty(a, &i, { k, v in
+                        let key = UnsafeBufferPointer(rebasing: flat[st[k - 1]..<st[k]])
+                        guard Markdown.isPlainKey(key), !key.contains(where: { $0 >= 0x80 }),
+                              !v.contains(where: { $0 >= 0x80 || Markdown.needsNormalizing($0) }) else { plain = false; return }
+                        Markdown.pad(depth + 1, &out)
+                        out.append(contentsOf: key)
+                        Markdown.appendASCII(":: ", &out)
+                        out.append(contentsOf: v)
+                        out.append(LF)
+                    }) {}
+                }
+            }
+            guard plain else { return false }
+            Markdown.pad(depth + 1, &out)
+            Markdown.appendASCII("id:: ", &out)
+            id.spell(into: &out)
+            out.append(LF)
+            return true
+        }
+        if !done { out.removeSubrange(start...) }
+        return done
     }
 }
