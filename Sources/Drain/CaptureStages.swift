@@ -88,8 +88,8 @@ private func captureDay(_ d: DecodedCapture, id: ULID) -> Verdict<(JournalDay, c
     return .land((day, local.rfc3339, "\(why): using the capture id's time \(local.rfc3339)"))
 }
 
-/// One durable append (one fdatasync) for every landing block; each comes back with its outcome.
-/// `appendCaptures` answers one outcome per block, in order.
+/// One durable append (one fdatasync) for every landing block: one outcome per landing, in order
+/// (as `appendCaptures` answers them).
 func append(_ landing: [Landing], to workspace: Workspace) async throws -> [AppendOutcome] {
     guard !landing.isEmpty else { return [] }
     return try await workspace.appendCaptures(landing.map(\.block))

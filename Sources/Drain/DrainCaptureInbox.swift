@@ -58,7 +58,8 @@ struct PendingEntry {
 
 /// Drains every final-form file of `inboxes` into `workspace`: parse, append one block per capture
 /// in its day's journal (group commit: one fdatasync per batch), delete the files, projecting the
-/// changed pages once, before the last batch's files are deleted. Safe to call at any time and to repeat: a replay is a no-op.
+/// changed pages once, before the last batch's files are deleted. Safe to call at any time and to
+/// repeat: a replay is a no-op.
 public func drain_capture_inbox(
     _ inboxes: [String], into workspace: Workspace, io: BatchIO,
     observer: DrainObserver, options: DrainOptions = DrainOptions()

@@ -133,6 +133,29 @@ func checkedLine(_ json: String) -> [UInt8] {
     #expect(parse(#""t"#) == nil)
 }
 
+/// A line's actor and page ids are compared with the last ones read before they are parsed: bytes
+/// that were never an id (36 zero bytes, as a fresh comparison holds) are still no id.
+@Test func an_id_of_zero_bytes_is_no_id_even_before_any_id_was_read() {
+    let id = BlockID.random(), page = BlockID.random(), good = BlockID.random()
+    func line(actor: [UInt8], page pg: [UInt8]) -> [UInt8] {
+        let body = Array(#"{"k":"cb","w":1,"c":0,"a":""#.utf8) + actor + Array(#"","id":"\#(id)","pg":""#.utf8) + pg
+            + Array(#"","pa":"","pos":"a","t":"x"}"#.utf8)
+        let crc = String(CRC32C.checksum(body), radix: 16)
+        return Array((String(repeating: "0", count: 8 - crc.count) + crc + " ").utf8) + body
+    }
+    let zeros = [UInt8](repeating: 0, count: 36), spelled = Array(good.description.utf8), pageBytes = Array(page.description.utf8)
+    for l in [line(actor: zeros, page: pageBytes), line(actor: spelled, page: zeros)] {
+        var scratch = ParseScratch()
+        #expect(l.withUnsafeBufferPointer { OpParser.parseRaw($0, &scratch) } == nil)
+    }
+    // The same scratch line after line: a good id is kept, and a zero one after it is still refused.
+    var scratch = ParseScratch()
+    let first = line(actor: spelled, page: pageBytes)
+    #expect(first.withUnsafeBufferPointer { OpParser.parseRaw($0, &scratch) }?.hlc.actor == good)
+    #expect(first.withUnsafeBufferPointer { OpParser.parseRaw($0, &scratch) }?.page == page)
+    #expect(line(actor: zeros, page: pageBytes).withUnsafeBufferPointer { OpParser.parseRaw($0, &scratch) } == nil)
+}
+
 @Test func a_flipped_bit_fails_the_line_check() {
     var op = Op(hlc: HLC(wall: 1, counter: 0, actor: BlockID.random()), kind: .deleteBlock, id: BlockID.random())
     op.text = ""

@@ -12,10 +12,12 @@ struct RawText {
     static let empty = RawText(start: 0, count: 0, inScratch: false)
 }
 
-/// An id's 36 spelled bytes, as five words, and its value: the last one a field held.
+/// An id's 36 spelled bytes, as five words, and its value: the last one a field held. Until one is
+/// kept (`kept` false) no bytes match it, thirty-six zero bytes included.
 struct SpelledID {
     var w0: UInt64 = 0, w1: UInt64 = 0, w2: UInt64 = 0, w3: UInt64 = 0, w4: UInt32 = 0
     var id = BlockID(hi: 0, lo: 0)
+    var kept = false
 }
 
 /// Decoded escaped strings and the property list of the line being parsed; reused line after line.
@@ -183,12 +185,12 @@ public enum OpParser {
                     let w2 = r.loadUnaligned(fromByteOffset: 16, as: UInt64.self), w3 = r.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
                     let w4 = r.loadUnaligned(fromByteOffset: 32, as: UInt32.self)
                     let seen = last == 0 ? scratchPointer.pointee.lastIDs.0 : scratchPointer.pointee.lastIDs.1
-                    if seen.w0 == w0, seen.w1 == w1, seen.w2 == w2, seen.w3 == w3, seen.w4 == w4 {
+                    if seen.kept, seen.w0 == w0, seen.w1 == w1, seen.w2 == w2, seen.w3 == w3, seen.w4 == w4 {
                         i += 38
                         return .some(seen.id)
                     }
                     if let v = BlockID.parse(UnsafeBufferPointer(rebasing: b[(i + 1)..<(i + 37)])) {
-                        let spelled = SpelledID(w0: w0, w1: w1, w2: w2, w3: w3, w4: w4, id: v)
+                        let spelled = SpelledID(w0: w0, w1: w1, w2: w2, w3: w3, w4: w4, id: v, kept: true)
                         if last == 0 { scratchPointer.pointee.lastIDs.0 = spelled } else { scratchPointer.pointee.lastIDs.1 = spelled }
                         i += 38
                         return .some(v)
