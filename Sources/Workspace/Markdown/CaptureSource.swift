@@ -8,11 +8,33 @@ extension Markdown {
     /// A capture's text as its block holds it: normalized (`normalizedText`), its backslashes shown
     /// (`CaptureSource.shownAsTyped`), the task-marker rule applied (TaskMarkers).
     public static func capturedText(_ text: String) -> String {
-        TaskMarkers.capturedText(CaptureSource.shownAsTyped(normalizedText(text)))
+        if CaptureSource.isSourceAsTyped(text) { return text }
+        return TaskMarkers.capturedText(CaptureSource.shownAsTyped(normalizedText(text)))
     }
 }
 
 enum CaptureSource {
+    /// True when all three steps of `capturedText` would give `text` back as it is (nearly every
+    /// capture), found in one pass over its bytes: no byte `normalizedText` changes, none that
+    /// `shownAsTyped` looks at (`\`, `&`, `<`, `[`, `#+`), and a first word no marker or priority
+    /// can start. A false is only a reason to run the three steps.
+    static func isSourceAsTyped(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { b -> Bool in
+            var afterHash = false, first: UInt8? = nil
+            for c in b {
+                if c < SP {
+                    if c != TAB && c != LF { return false }
+                } else if c == DEL || c == C1LEAD || c == BS || c == AMP || c == LT || c == LBRACK || (afterHash && c == PLUS) {
+                    return false
+                }
+                afterHash = c == HASH
+                if first == nil, c != SP, c != TAB, c != HASH { first = c }
+            }
+            return first.map { !TaskMarkers.firstBytes.contains($0) } ?? true
+        }
+    }
+
     /// `text` as source both readers show as typed, outside code and math both read as such:
     /// * each backslash run doubled where a reader would take one away (`doubles`): `C:\\Users`,
     ///   `\\pi`, `\\\\server`; `1\2` and `é\é` stay. A `\begin{` opening a line is left to render's
