@@ -68,9 +68,11 @@ public final class BatchIO {
     /// Reads each fd (open, already fstat'ed by the caller) from offset 0, all in one batch.
     /// `sizes[i]` is the size fstat reported; up to one byte more is read, so a result longer than
     /// `sizes[i]` tells the caller the file grew after fstat (it must not trust it as complete).
-    public func readFiles(_ fds: [Int32], sizes: [Int]) -> [Result<[UInt8], Errno>] {
+    /// `useRing: false` reads with plain syscalls even when the ring is up (on tmpfs the ring hands
+    /// reads to io-wq workers, which costs more CPU than the reads).
+    public func readFiles(_ fds: [Int32], sizes: [Int], useRing: Bool = true) -> [Result<[UInt8], Errno>] {
         precondition(fds.count == sizes.count, "one size per fd")
-        guard let ring = liveRing(), ring.broken == nil else {
+        guard useRing, let ring = liveRing(), ring.broken == nil else {
             return fds.indices.map { readPlain(fds[$0], want: sizes[$0]) }
         }
         let jobs = fds.indices.map { ReadJob(fd: fds[$0], want: sizes[$0]) }

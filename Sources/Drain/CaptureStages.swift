@@ -17,9 +17,9 @@ struct ReadEntry {
 
 /// Reads every opened entry in one submission (io_uring) or one by one (plain), then closes them
 /// all. `readFiles` answers one result per descriptor, in order.
-func readAll(_ opened: [OpenedEntry], _ io: BatchIO) -> [ReadEntry] {
+func readAll(_ opened: [OpenedEntry], _ io: BatchIO, onRing: Bool) -> [ReadEntry] {
     let contents = opened.map(\.file).closeAfter {
-        io.readFiles(opened.map(\.file.rawValue), sizes: opened.map(\.size))
+        io.readFiles(opened.map(\.file.rawValue), sizes: opened.map(\.size), useRing: onRing)
     }
     return zip(opened, contents).map { ReadEntry(opened: $0, content: $1) }
 }

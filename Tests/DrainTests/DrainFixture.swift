@@ -31,14 +31,15 @@ final class RecordingObserver: DrainObserver {
 }
 
 final class DrainFixture {
-    let tmp = TempDir("drain")
+    let tmp: TempDir
     let root: String
     let state: String
     let inbox: String
     var generator = ULIDGenerator()
     let io: BatchIO
 
-    init(plainIO: Bool = false) throws {
+    init(plainIO: Bool = false, under base: String? = nil) throws {
+        tmp = TempDir("drain", under: base)
         root = tmp.sub("ws")
         state = tmp.sub("state")
         inbox = Path.join(root, ".outl/captures")

@@ -1,5 +1,6 @@
 // DrainTests: drain_capture_inbox against a real workspace and real files: order, idempotence,
 // the capture's own day, partial files, every class of bad file, and two devices converging.
+import BatchIO
 import CaptureFormat
 import CaptureInbox
 import Drain
@@ -178,4 +179,47 @@ import Workspace
         #expect(order.count == 3 && order == order.sorted())
         #expect(listDir(local).filter { CaptureName.isFinal($0) }.isEmpty)
     }
+}
+
+/// Where the ring helps and where it only costs: on tmpfs a capture file is read and unlinked with
+/// plain syscalls (the ring handed reads to io-wq workers there, for more CPU than the reads), on a
+/// disk both go on io_uring. Counted at the seam, on the same drain in both places.
+@Suite(.serialized) struct InboxRingChoiceTests {
+    static let memory = "/dev/shm", disk = "/var/tmp"
+    static func fileSystem(_ path: String) -> Int? {
+        guard let fd = try? FileDescriptor.open(path, O_RDONLY | O_DIRECTORY) else { return nil }
+        defer { fd.close() }
+        return Sys.fileSystemType(fd.rawValue)
+    }
+    static let ringHere = BatchIO.make(forcePlain: false).backend == .uring
+    static let bothHere = ringHere && fileSystem(memory) == 0x0102_1994 && fileSystem(disk).map { $0 != 0x0102_1994 } == true
+
+    /// The ring's reads and unlinks of one drain of three captures in a workspace under `base`.
+    func ringCalls(under base: String) async throws -> (reads: Int, unlinks: Int, drained: Int) {
+        let f = try DrainFixture(under: base)
+        for k in 0..<3 { try f.drop("line \(k)", at: "2026-12-02T09:00:0\(k).000Z") }
+        let ws = try f.open()
+        let reads = FaultInjector(match: SysMatch(ops: [.uringRead], under: f.inbox))
+        let unlinks = FaultInjector(match: SysMatch(ops: [.uringUnlink], under: f.inbox))
+        let report = await withInterposer(Both(reads, unlinks)) { await f.drain(ws) }
+        await ws.close()
+        #expect(f.pending().isEmpty)
+        return (reads.count, unlinks.count, report.drained)
+    }
+
+    @Test(.enabled(if: bothHere, "needs io_uring, a tmpfs at /dev/shm and a disk at /var/tmp"))
+    func capture_files_on_tmpfs_are_read_and_unlinked_with_plain_syscalls_and_on_a_disk_on_the_ring() async throws {
+        let onMemory = try await ringCalls(under: Self.memory)
+        #expect(onMemory.drained == 3 && onMemory.reads == 0 && onMemory.unlinks == 0, "\(onMemory)")
+        let onDisk = try await ringCalls(under: Self.disk)
+        #expect(onDisk.drained == 3 && onDisk.reads >= 3 && onDisk.unlinks == 3, "\(onDisk)")
+    }
+}
+
+/// Two interposers asked in turn: each counts what it matches; the first fault wins.
+private final class Both: SysInterposer, @unchecked Sendable {
+    let a: SysInterposer, b: SysInterposer
+    init(_ a: SysInterposer, _ b: SysInterposer) { self.a = a; self.b = b }
+    func before(_ call: SysCall) -> SysFault? { a.before(call) ?? b.before(call) }
+    func after(_ call: SysCall, result: Int) { a.after(call, result: result); b.after(call, result: result) }
 }

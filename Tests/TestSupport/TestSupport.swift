@@ -3,11 +3,12 @@
 import Foundation
 import SystemCalls
 
-/// A fresh directory under $TMPDIR, removed when the value is released unless OUTL_KEEP_TMP is set.
+/// A fresh directory under $TMPDIR (or `base`), removed when the value is released unless
+/// OUTL_KEEP_TMP is set.
 public final class TempDir: @unchecked Sendable {
     public let path: String
-    public init(_ label: String = "outl") {
-        let base = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+    public init(_ label: String = "outl", under base: String? = nil) {
+        let base = base ?? ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
         var template = Array("\(base)/\(label).XXXXXX".utf8CString)
         let p = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(p != nil, "mkdtemp failed: \(String(cString: strerror(errno)))")
