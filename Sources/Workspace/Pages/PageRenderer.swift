@@ -128,15 +128,21 @@ extension WorkspaceCore {
     func renderPage(_ pageID: BlockID) -> RenderedPage {
         let preamble = model.pages[pageID]?.preamble ?? ""
         let old = renderCache.take(pageID)
+        let outline = model.outline(of: pageID)
+        // Room for the old bytes and the new blocks at the old rendering's bytes per block, within the
+        // page-file limit (a page of one huge block may gain many small ones): grown by doubling
+        // instead, a page gaining 4,096 captures copied itself into fresh pages each time.
+        let perBlock = old.map { $0.entries.isEmpty ? 128 : ($0.bytes.count - $0.preambleEnd) / $0.entries.count + 1 } ?? 128
+        let gained = max(0, outline.count - (old?.entries.count ?? 0))
         var out: [UInt8] = []
-        out.reserveCapacity((old?.bytes.count ?? 0) + 512)
+        let cap = maxPageBytes + 512
+        out.reserveCapacity(min((old?.bytes.count ?? 0) + 512 + min(perBlock, cap) * min(gained, cap), cap))
         if let old, old.preamble == preamble {
             out.append(contentsOf: old.bytes[..<old.preambleEnd])
         } else {
             Markdown.renderPreamble(preamble, into: &out)
         }
         let preambleEnd = out.count
-        let outline = model.outline(of: pageID)
         // The table and the old rendering are read through locals: the loop touches them per block.
         let blocks = model.blocks
         let oldEntries = old?.entries ?? [], oldBytes = old?.bytes ?? []
