@@ -211,7 +211,9 @@ public enum Sys {
     public static func openat(_ dirfd: Int32, _ name: String, _ flags: Int32, _ mode: mode_t = 0,
                               fullPath: @autoclosure () -> String) throws -> Int32 {
         if interposer == nil {
-            return Int32(try unobserved { Int(Glibc.openat(dirfd, name, flags | O_CLOEXEC, mode)) }.get())
+            // Through withCString, which lends a native String's own bytes: passed as an argument,
+            // the String was copied into a new array per call (the drain opens one per capture).
+            return Int32(try name.withCString { n in unobserved { Int(Glibc.openat(dirfd, n, flags | O_CLOEXEC, mode)) } }.get())
         }
         let call = SysCall(.open, path: fullPath(), flags: flags | O_CLOEXEC)
         return Int32(try retrying(call) { Int(Glibc.openat(dirfd, name, flags | O_CLOEXEC, mode)) }.get())
@@ -387,7 +389,7 @@ public enum Sys {
     /// injection and the power-loss model match and replay it exactly like `unlink`.
     public static func unlinkat(_ dirfd: Int32, _ name: String, fullPath: @autoclosure () -> String) throws {
         if interposer == nil {
-            _ = try unobserved { Int(Glibc.unlinkat(dirfd, name, 0)) }.get()
+            _ = try name.withCString { n in unobserved { Int(Glibc.unlinkat(dirfd, n, 0)) } }.get()  // as openat's
             return
         }
         _ = try retrying(SysCall(.unlink, path: fullPath())) { Int(Glibc.unlinkat(dirfd, name, 0)) }.get()
