@@ -63,17 +63,22 @@ public struct ULID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public var timestampMs: UInt64 { high >> 16 }
 
     public var string: String {
+        String(unsafeUninitializedCapacity: 26) { spell(into: $0) }
+    }
+
+    /// Writes the 26-byte spelling at the start of `out` (at least 26 bytes); returns 26.
+    @discardableResult
+    public func spell(into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        precondition(out.count >= 26, "ULID.spell: room for 26 bytes")
         var hi = high, lo = low
-        return String(unsafeUninitializedCapacity: 26) { out in
-            ULID.alphabet.withUnsafeBufferPointer { alphabet in
-                for i in stride(from: 25, through: 0, by: -1) {
-                    out[i] = alphabet[Int(lo & 31)]
-                    lo = lo >> 5 | hi << 59
-                    hi >>= 5
-                }
+        ULID.alphabet.withUnsafeBufferPointer { alphabet in
+            for i in stride(from: 25, through: 0, by: -1) {
+                out[i] = alphabet[Int(lo & 31)]
+                lo = lo >> 5 | hi << 59
+                hi >>= 5
             }
-            return 26
         }
+        return 26
     }
 
     public var description: String { string }

@@ -51,7 +51,7 @@ final class DrainLog: DrainObserver {
             log.info("\(c.captureID) was already in the journal for \(c.day) (block \(c.blockID)); removed the copy",
                      fields: ["OUTL_CAPTURE_ID": c.captureID, "OUTL_BLOCK_ID": c.blockID, "OUTL_INBOX": c.inbox])
         } else {
-            log.drained(captureID: c.captureID, blockID: c.blockID, day: c.day, source: c.source,
+            log.drained(capture: c.capture, block: c.block, day: c.journalDay, source: c.source,
                         latencyUsec: c.latencyUsec, inbox: c.inbox, attachments: c.attachments)
         }
     }

@@ -4,6 +4,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CaptureFormat
 import CLibsystemd
 import Workspace
 
@@ -66,17 +67,45 @@ public final class JournalLog {
     // MARK: events
 
     /// One capture became a block: INFO, MESSAGE_ID drained; OUTL_ATTACHMENTS when it brought files.
+    /// The ids and the day are spelled straight into the line (once per capture: no String made).
+    public func drained(capture: ULID, block: BlockID, day: JournalDay, source: String,
+                        latencyUsec: UInt64, inbox: String, attachments: Int = 0) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 26 + 36 + 10) { room in
+            capture.spell(into: UnsafeMutableBufferPointer(rebasing: room[0..<26]))
+            _ = block.spell(into: UnsafeMutableBufferPointer(rebasing: room[26..<62]))
+            day.spell(UInt8(ascii: "-"), into: UnsafeMutableBufferPointer(rebasing: room[62..<72]))
+            let ids = UnsafeBufferPointer(room)
+            drained(spelled: UnsafeBufferPointer(rebasing: ids[0..<26]), UnsafeBufferPointer(rebasing: ids[26..<62]),
+                    UnsafeBufferPointer(rebasing: ids[62..<72]), source: source, latencyUsec: latencyUsec,
+                    inbox: inbox, attachments: attachments)
+        }
+    }
+
+    /// The same with the ids and the day already spelled.
     public func drained(captureID: String, blockID: String, day: String, source: String,
                         latencyUsec: UInt64, inbox: String, attachments: Int = 0) {
+        var c = captureID, b = blockID, d = day
+        c.withUTF8 { c in
+            b.withUTF8 { b in
+                d.withUTF8 { d in
+                    drained(spelled: c, b, d, source: source, latencyUsec: latencyUsec, inbox: inbox, attachments: attachments)
+                }
+            }
+        }
+    }
+
+    private func drained(spelled captureID: UnsafeBufferPointer<UInt8>, _ blockID: UnsafeBufferPointer<UInt8>,
+                         _ day: UnsafeBufferPointer<UInt8>, source: String, latencyUsec: UInt64, inbox: String,
+                         attachments: Int) {
         // Once per capture, so the message is written into room made for it (its parts' sizes
         // plus our words: at most 102 bytes), not grown and copied a part at a time.
-        let bound = 128 + captureID.utf8.count + day.utf8.count + blockID.utf8.count + source.utf8.count
+        let bound = 128 + captureID.count + day.count + blockID.count + source.utf8.count
         let message: String? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { room in
             var w = ByteWriter(room)
             // On stderr only the line is needed (its prefix here, and no journal fields).
             if !usesJournal { w.lit("outld: ") }
-            w.lit("drained "); w.string(captureID); w.lit(" → "); w.string(day)
-            w.lit(" (block "); w.string(blockID); w.lit(", source ")
+            w.lit("drained "); w.bytes(captureID); w.lit(" → "); w.bytes(day)
+            w.lit(" (block "); w.bytes(blockID); w.lit(", source ")
             let sourceAt = w.count
             w.string(source)
             if attachments == 1 { w.lit(", 1 attachment") } else if attachments > 1 {
@@ -97,7 +126,8 @@ public final class JournalLog {
             return String(decoding: w.written, as: UTF8.self)
         }
         guard let message else { return }
-        var fields = [("OUTL_CAPTURE_ID", captureID), ("OUTL_BLOCK_ID", blockID), ("OUTL_JOURNAL_DAY", day),
+        let text = { (b: UnsafeBufferPointer<UInt8>) in String(decoding: b, as: UTF8.self) }
+        var fields = [("OUTL_CAPTURE_ID", text(captureID)), ("OUTL_BLOCK_ID", text(blockID)), ("OUTL_JOURNAL_DAY", text(day)),
                       ("OUTL_SOURCE", source), ("OUTL_LATENCY_USEC", String(latencyUsec)), ("OUTL_INBOX", inbox)]
         if attachments > 0 { fields.append(("OUTL_ATTACHMENTS", String(attachments))) }
         emit(priority: LOG_INFO, id: .drained, message: message, fields: fields)

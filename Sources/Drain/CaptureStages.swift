@@ -90,9 +90,9 @@ private func captureDay(_ d: DecodedCapture, id: ULID) -> Verdict<(JournalDay, c
 
 /// One durable append (one fdatasync) for every landing block: one outcome per landing, in order
 /// (as `appendCaptures` answers them).
-func append(_ landing: [Landing], to workspace: Workspace) async throws -> [AppendOutcome] {
+func append(_ landing: Landing, to workspace: Workspace) async throws -> [AppendOutcome] {
     guard !landing.isEmpty else { return [] }
-    return try await workspace.appendCaptures(landing.map(\.block))
+    return try await workspace.appendCaptures(landing.blocks)
 }
 
 /// Deletes drained files relative to their inboxes' directories. Their ops are durable, so a file

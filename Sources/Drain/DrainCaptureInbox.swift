@@ -168,10 +168,22 @@ struct OrphanAttachments {
     var names: [String]
 }
 
-/// A capture on its way into the op log: its file and the block it becomes.
+/// The captures on their way into the op log: their files and the blocks they become, in two
+/// lists of one order, so the blocks go to `appendCaptures` as they are, not copied one by one.
 struct Landing {
-    var entry: PendingEntry
-    var block: CaptureBlock
+    var entries: [PendingEntry] = []
+    var blocks: [CaptureBlock] = []
+    var isEmpty: Bool { entries.isEmpty }
+
+    init(capacity: Int) {
+        entries.reserveCapacity(capacity)
+        blocks.reserveCapacity(capacity)
+    }
+
+    mutating func append(_ entry: PendingEntry, _ block: CaptureBlock) {
+        entries.append(entry)
+        blocks.append(block)
+    }
 }
 
 /// Settles one batch. Each stage decides about each file (a `Verdict`: land, set aside, keep) and
@@ -198,8 +210,7 @@ private func drainBatch(
 
     // 2. Read them all in one submission (io_uring) or one by one (plain), then close them.
     // 3. Decode, in capture order; a second inbox's copy of an id lands with the first, unappended.
-    var landing: [Landing] = []
-    landing.reserveCapacity(opened.count)
+    var landing = Landing(capacity: opened.count)
     var copies: [PendingEntry] = []
     var seen = Set<ULID>()
     decoding: for file in readAll(opened, io, onRing: onRing) {
@@ -230,7 +241,7 @@ private func drainBatch(
             }
             seen.insert(entry.id)
             if let warning { observer.warning(inbox: entry.inbox, name: entry.name, message: warning) }
-            landing.append(Landing(entry: entry, block: block))
+            landing.append(entry, block)
         }
     }
 
@@ -241,7 +252,7 @@ private func drainBatch(
     do {
         outcomes = try await append(landing, to: workspace)
     } catch {
-        settle.keep(landing.map(\.entry) + copies, because: "op log append failed: \(error)", batchEnd: entries.endIndex)
+        settle.keep(landing.entries + copies, because: "op log append failed: \(error)", batchEnd: entries.endIndex)
         return settle
     }
     let durableUsec = wallClockMicroseconds()
@@ -254,7 +265,7 @@ private func drainBatch(
     // 6. Only now may the files go, each capture file before its attachments (an attachment left
     //    by a crash between the two is deleted by a later pass: its block is known). A failed
     //    unlink leaves a file whose replay is a no-op.
-    let gone = landing.map(\.entry) + copies
+    let gone = landing.entries + copies
     unlink(gone, io, useRing: onRing, observer)
     unlinkAttachments(of: gone, observer)
     settle.landed(landing, outcomes, copies: copies.count, durableUsec: durableUsec)

@@ -3,7 +3,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CaptureFormat
 import SystemCalls
+import Workspace
 
 /// Receives one call per capture the drain settled, in the order they were settled.
 public protocol DrainObserver: AnyObject {
@@ -28,9 +30,16 @@ extension DrainObserver {
 
 public struct DrainedCapture: Sendable {
     public var inbox: String
-    public var captureID: String      // the ULID, as in the file name
-    public var blockID: String        // its UUID spelling
-    public var day: String            // YYYY-MM-DD
+    /// The capture's id (as in its file name), its block's and its journal day, kept as they are:
+    /// the log spells them into its line, and no String is made per capture for it.
+    public var capture: ULID
+    public var block: BlockID
+    public var journalDay: JournalDay
+    public var captureID: String { capture.string }
+    /// Its UUID spelling.
+    public var blockID: String { block.description }
+    /// YYYY-MM-DD
+    public var day: String { journalDay.iso }
     public var source: String
     public var duplicate: Bool
     /// From the capture's ULID time to the moment its op was durable, in microseconds.

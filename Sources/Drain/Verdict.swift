@@ -85,17 +85,17 @@ struct Settlement {
 
     /// Reports each capture whose op is durable and whose file is gone (`copies`: second copies of
     /// an id from another inbox, deleted with the first and counted as duplicates).
-    mutating func landed(_ landing: [Landing], _ outcomes: [AppendOutcome], copies: Int, durableUsec: UInt64) {
-        for (landing, outcome) in zip(landing, outcomes) {
+    mutating func landed(_ landing: Landing, _ outcomes: [AppendOutcome], copies: Int, durableUsec: UInt64) {
+        for (k, outcome) in zip(landing.entries.indices, outcomes) {
             let duplicate = outcome == .alreadyPresent
             if duplicate { report.duplicates += 1 } else { report.drained += 1 }
-            let entry = landing.entry, block = landing.block
-            let capturedUsec = entry.id.timestampMs * 1000
+            let id = landing.entries[k].id
+            let capturedUsec = id.timestampMs * 1000
             observer.drained(DrainedCapture(
-                inbox: entry.inbox, captureID: entry.id.string, blockID: block.id, day: block.day.iso,
-                source: block.source, duplicate: duplicate,
+                inbox: landing.entries[k].inbox, capture: id, block: BlockID(capture: id), journalDay: landing.blocks[k].day,
+                source: landing.blocks[k].source, duplicate: duplicate,
                 latencyUsec: durableUsec > capturedUsec ? durableUsec - capturedUsec : 0, durableUsec: durableUsec,
-                attachments: block.assets.count))
+                attachments: landing.blocks[k].assets.count))
         }
         report.duplicates += copies
     }

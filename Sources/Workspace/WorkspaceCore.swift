@@ -191,18 +191,20 @@ final class WorkspaceCore {
         // The borrow ends before the ops are applied, so applying copies no array.
         var ids: [BlockID] = []
         ids.reserveCapacity(captures.count)
-        for c in captures {
-            guard let id = c.blockID ?? BlockID(c.id) else { throw WorkspaceError.badID(c.id) }
+        for k in captures.indices {
+            guard let id = captures[k].blockID ?? BlockID(captures[k].id) else { throw WorkspaceError.badID(captures[k].id) }
             ids.append(id)
         }
         let known = model.knownRows(ids)
-        for (k, c) in captures.enumerated() {
+        // Fields read in place (`captures[k].text`): a copy of each capture retained and released its
+        // six references.
+        for k in captures.indices {
             let id = ids[k]
             if known[k] || pending.contains(id) { outcomes.append(.alreadyPresent); continue }
             pending.insert(id)
             // A named page by the one rule every device derives its id by (PageNames): a name that
             // differs only in case or normalization is the same page.
-            let pageID = c.page.map(BlockID.namedPage) ?? BlockID.journalPage(c.day)
+            let pageID = captures[k].page.map(BlockID.namedPage) ?? BlockID.journalPage(captures[k].day)
             if pageID != runPage {
                 if let p = runPage { maxPos[p] = runMax }
                 runPage = pageID
@@ -210,8 +212,8 @@ final class WorkspaceCore {
                 if page?.known != true, !newPages.contains(pageID) {
                     newPages.insert(pageID)
                     var op = Op(hlc: clock.tick(), kind: .createPage, id: pageID)
-                    if let name = c.page { op.pageKind = .named; op.text = PageNames.nfc(name) }
-                    else { op.pageKind = .journal; op.text = c.day.iso }
+                    if let name = captures[k].page { op.pageKind = .named; op.text = PageNames.nfc(name) }
+                    else { op.pageKind = .journal; op.text = captures[k].day.iso }
                     ops.append(op)
                 }
                 runMax = maxPos[pageID] ?? page?.maxTopPos ?? ""
@@ -221,8 +223,8 @@ final class WorkspaceCore {
             let pos = key > runMax ? key : PositionKey.between(runMax, nil)
             runMax = pos
             var op = Op(hlc: hlc, kind: .createBlock, id: id)
-            op.page = pageID; op.pos = pos; op.text = Markdown.captureSource(caption: c.text, assets: c.assets)
-            op.props = [Property("captured-at", c.capturedAt), Property("source", c.source)]
+            op.page = pageID; op.pos = pos; op.text = Markdown.captureSource(caption: captures[k].text, assets: captures[k].assets)
+            op.props = [Property("captured-at", captures[k].capturedAt), Property("source", captures[k].source)]
             ops.append(op)
             outcomes.append(.created)
         }

@@ -2,9 +2,11 @@
 // journald is listening on the default socket) the native fields as journalctl shows them.
 import Foundation
 import Testing
+import CaptureFormat
 import Daemon
 import SystemCalls
 import TestSupport
+import Workspace
 
 @Suite(.serialized) struct JournalLogTests {
     @Test func journal_log_to_stderr_writes_one_readable_line_per_event() throws {
@@ -34,6 +36,33 @@ import TestSupport
             outld: warning: held too
 
             """)
+    }
+
+    /// The drain hands its ids and day as they are; the line spells them as their Strings do.
+    @Test func a_drained_line_spells_the_capture_its_block_and_its_day_as_their_strings_do() throws {
+        let t = TempDir("journallog")
+        var lines: [String] = []
+        let ids = [ULID(high: 0, low: 0), ULID(high: .max, low: .max), ULID(high: 0x0193_f7e3_1c2d_4e5f, low: 0x8a9b_0c1d_2e3f_4a5b)]
+        let days = [JournalDay(year: 1, month: 1, day: 1)!, JournalDay(year: 2026, month: 12, day: 2)!, JournalDay(year: 9999, month: 12, day: 31)!]
+        for typed in [true, false] {
+            let p = t.sub(typed ? "typed" : "strings")
+            let fd = try Sys.open(p, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            let log = JournalLog(mode: .stderr, stderrFD: fd)
+            for (id, day) in zip(ids, days) {
+                let block = BlockID(hi: id.high, lo: id.low)
+                if typed {
+                    log.drained(capture: id, block: block, day: day, source: "cli", latencyUsec: 1234, inbox: "/in")
+                } else {
+                    log.drained(captureID: id.string, blockID: block.description, day: day.iso, source: "cli",
+                                latencyUsec: 1234, inbox: "/in")
+                }
+            }
+            Sys.close(fd)
+            lines.append(readText(p) ?? "")
+        }
+        #expect(lines[0] == lines[1])
+        #expect(lines[0].contains("drained 7ZZZZZZZZZZZZZZZZZZZZZZZZZ → 2026-12-02 (block ffffffff-ffff-ffff-ffff-ffffffffffff,"))
+        #expect(lines[0].contains("→ 0001-01-01 (block 00000000-0000-0000-0000-000000000000,"))
     }
 
     @Test func a_merge_names_the_device_and_the_blocks_it_deleted_on_one_line_each() throws {

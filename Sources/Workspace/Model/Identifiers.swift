@@ -109,7 +109,7 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// Writes the 36 bytes of `description` at the start of `d` (at least 36 long); returns 36.
     @inline(__always)
-    func spell(into d: UnsafeMutableBufferPointer<UInt8>) -> Int {
+    public func spell(into d: UnsafeMutableBufferPointer<UInt8>) -> Int {
         precondition(d.count >= 36)
         let raw = UnsafeMutableRawPointer(d.baseAddress!)
         @inline(__always) func put(_ w: UInt64, at offset: Int, bytes: Int) {

@@ -16,16 +16,21 @@ public struct JournalDay: Hashable, Comparable, Sendable, CustomStringConvertibl
     }
 
     /// The ten bytes of the day, zero-padded, with `separator` between its parts: a small String made
-    /// in place (asked once per drained capture, for its log line).
+    /// in place.
     private func spelled(_ separator: UInt8) -> String {
-        String(unsafeUninitializedCapacity: 10) { b in
-            func put(_ v: Int, _ at: Int, _ width: Int) {
-                var v = v
-                for i in stride(from: at + width - 1, through: at, by: -1) { b[i] = UInt8(48 + v % 10); v /= 10 }
-            }
-            put(year, 0, 4); b[4] = separator; put(month, 5, 2); b[7] = separator; put(day, 8, 2)
-            return 10
+        String(unsafeUninitializedCapacity: 10) { spell(separator, into: $0) }
+    }
+
+    /// Writes the ten bytes at the start of `b` (at least ten); returns 10.
+    @discardableResult
+    public func spell(_ separator: UInt8, into b: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        precondition(b.count >= 10, "JournalDay.spell: room for 10 bytes")
+        func put(_ v: Int, _ at: Int, _ width: Int) {
+            var v = v
+            for i in stride(from: at + width - 1, through: at, by: -1) { b[i] = UInt8(48 + v % 10); v /= 10 }
         }
+        put(year, 0, 4); b[4] = separator; put(month, 5, 2); b[7] = separator; put(day, 8, 2)
+        return 10
     }
 
     /// "2026_12_02" (journals/2026_12_02.md)
@@ -86,23 +91,26 @@ enum JournalFiles {
 }
 
 public struct CaptureBlock: Sendable {
-    public var id: String          // lower-case UUID spelling of the capture's ULID
+    /// The lower-case UUID spelling of the capture's ULID: `blockID`'s when it is given (spelled
+    /// only when asked: the drain never asks, and a String per capture cost it ~1,000 instructions).
+    public var id: String { blockID?.description ?? givenID }
+    private var givenID: String
     public var day: JournalDay
     public var text: String        // may contain newlines: stays ONE block; empty only with assets
     public var capturedAt: String  // RFC 3339, kept as a block property
     public var source: String      // kept as a block property
     /// The id already parsed (the drain has the ULID's bits): `appendCaptures` skips parsing `id`.
-    public var blockID: BlockID?
+    public private(set) var blockID: BlockID?
     /// The named page the block goes to (`CaptureFile.checkedPage`); nil for `day`'s journal page.
     public var page: String?
     /// The files it brought, already in assets/: linked after the text, one per line.
     public var assets: [AssetLink] = []
     public init(id: String, day: JournalDay, text: String, capturedAt: String, source: String) {
-        self.id = id; self.day = day; self.text = text; self.capturedAt = capturedAt; self.source = source
+        givenID = id; self.day = day; self.text = text; self.capturedAt = capturedAt; self.source = source
     }
-    /// `id` is set to the block id's UUID spelling, so both always agree.
+    /// `id` is the block id's UUID spelling, so both always agree.
     public init(blockID: BlockID, day: JournalDay, text: String, capturedAt: String, source: String) {
-        self.init(id: blockID.description, day: day, text: text, capturedAt: capturedAt, source: source)
+        self.init(id: "", day: day, text: text, capturedAt: capturedAt, source: source)
         self.blockID = blockID
     }
 }
