@@ -169,10 +169,17 @@ final class WorkspaceCore {
             // retry's append gives the name back all this device wrote before it returns.
             notAtItsName = e.underlying
         }
+        // A run of ops on one page marks it once, at the run's end: the order pages were marked in
+        // is the same as marking per op (a burst's 4,096 ops on one day's page marked it 4,096 times).
+        var run: BlockID? = nil
         for op in stamped {
-            if let p = model.apply(op) { pages.markStale(CollectionOfOne(p)) }
+            if let p = model.apply(op), p != run {
+                if let r = run { pages.markStale(CollectionOfOne(r)) }
+                run = p
+            }
             history?.note(op)
         }
+        if let r = run { pages.markStale(CollectionOfOne(r)) }
         if let notAtItsName { throw notAtItsName }
     }
 

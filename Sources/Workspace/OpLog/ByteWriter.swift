@@ -3,34 +3,36 @@
 // does (the daemon's per-capture log line too). Invariant: no write goes past the room's end (each
 // write checks, and traps before it would).
 
-public struct ByteWriter {
-    private let room: UnsafeMutableBufferPointer<UInt8>
-    public private(set) var count = 0
+// Inlinable: the daemon's log line is written through it from another module, a call per part.
+@frozen public struct ByteWriter {
+    @usableFromInline let room: UnsafeMutableBufferPointer<UInt8>
+    @usableFromInline var _count = 0
+    @inlinable public var count: Int { _count }
 
-    public init(_ room: UnsafeMutableBufferPointer<UInt8>) { self.room = room }
+    @inlinable public init(_ room: UnsafeMutableBufferPointer<UInt8>) { self.room = room }
 
     /// What has been written so far.
-    public var written: UnsafeMutableBufferPointer<UInt8> { UnsafeMutableBufferPointer(rebasing: room[..<count]) }
+    @inlinable public var written: UnsafeMutableBufferPointer<UInt8> { UnsafeMutableBufferPointer(rebasing: room[..<_count]) }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func byte(_ c: UInt8) {
-        precondition(count < room.count, "ByteWriter: past the room made for the line")
-        room[count] = c
-        count += 1
+        precondition(_count < room.count, "ByteWriter: past the room made for the line")
+        room[_count] = c
+        _count += 1
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func bytes(_ b: UnsafeBufferPointer<UInt8>) {
         guard let from = b.baseAddress, b.count > 0 else { return }
-        precondition(b.count <= room.count - count, "ByteWriter: past the room made for the line")
-        (room.baseAddress! + count).update(from: from, count: b.count)
-        count += b.count
+        precondition(b.count <= room.count - _count, "ByteWriter: past the room made for the line")
+        (room.baseAddress! + _count).update(from: from, count: b.count)
+        _count += b.count
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func lit(_ s: StaticString) { s.withUTF8Buffer { bytes($0) } }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func string(_ s: String) {
         var s = s
         s.withUTF8 { bytes($0) }
@@ -39,8 +41,8 @@ public struct ByteWriter {
     /// The id's 36-byte spelling.
     @inline(__always)
     public mutating func id(_ id: BlockID) {
-        precondition(36 <= room.count - count, "ByteWriter: past the room made for the line")
-        count += id.spell(into: UnsafeMutableBufferPointer(rebasing: room[count...]))
+        precondition(36 <= room.count - _count, "ByteWriter: past the room made for the line")
+        _count += id.spell(into: UnsafeMutableBufferPointer(rebasing: room[_count...]))
     }
 
     /// Base-10 spelling, as `String(v)` gives it (at most 20 bytes).
