@@ -69,8 +69,7 @@ public enum Durable {
                                mode: mode_t = 0o600, syncTempDirectory: Bool = true,
                                retractIfUnsynced: Bool = false, statAfterRename: Bool = false) throws -> stat? {
         let path = Path.join(dirPath, name), temp = Path.join(tempDirPath, tempName)
-        let file = try tempDir.openat(tempName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode, fullPath: temp)
-        // Closed before the rename unless its stamp is wanted after it (a rename changes the ctime).
+        var file = try tempDir.openat(tempName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode, fullPath: temp)
         var open = true
         defer { if open { file.close() } }
         do {
@@ -81,7 +80,17 @@ public enum Durable {
             try? tempDir.unlink(tempName, fullPath: temp)
             throw error
         }
-        if !statAfterRename { file.close(); open = false }
+        // The written descriptor is closed before the rename: closed after it, its IN_CLOSE_WRITE
+        // came from the final name, as an edit in place does, and a watcher took this write for a
+        // person's (outld read every page it wrote back again). The stamp after the rename (which
+        // changes the ctime) is read through an O_PATH descriptor of the same inode, which makes no
+        // event; should it not be had, the written one is kept open across the rename, as before.
+        if statAfterRename, let held = samePathDescriptor(file, tempName, in: tempDir, fullPath: temp) {
+            file.close()
+            file = held
+        } else if !statAfterRename {
+            file.close(); open = false
+        }
         do {
             try tempDir.rename(tempName, to: name, in: dir, fullPaths: (temp, path))
         } catch {
@@ -98,6 +107,22 @@ public enum Durable {
         }
         if syncTempDirectory { try tempDir.sync() }
         return published
+    }
+
+    /// open(2)'s O_PATH (Glibc exports it only under _GNU_SOURCE); the same on every Linux port
+    /// Swift runs on.
+    static let O_PATH: Int32 = 0o10000000
+
+    /// An O_PATH descriptor of `name` in `dir` when it is the inode `file` is open on (nothing
+    /// swapped in under the name meanwhile); nil otherwise, or when it cannot be opened.
+    private static func samePathDescriptor(_ file: FileDescriptor, _ name: String, in dir: FileDescriptor,
+                                           fullPath: String) -> FileDescriptor? {
+        guard let held = try? dir.openat(name, Durable.O_PATH | O_NOFOLLOW, fullPath: fullPath) else { return nil }
+        if let a = try? Sys.fstat(file.rawValue), let b = try? Sys.fstat(held.rawValue), a.st_dev == b.st_dev, a.st_ino == b.st_ino {
+            return held
+        }
+        held.close()
+        return nil
     }
 
     /// Reads a whole regular file of at most `limit` bytes without following a final symlink

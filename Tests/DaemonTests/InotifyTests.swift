@@ -49,6 +49,33 @@ private func deliver(_ inbox: String, _ name: String) throws {
                                        .fileRemoved(dir: inbox, name: "B.json")])
     }
 
+    /// outld's own page write is seen as what it is, a rename from a directory nobody watches (its
+    /// origin unknown, which a page file as last left ignores), never as a write in place, which
+    /// is a person's edit: closed after the rename, its written descriptor made one, and every page
+    /// outld wrote was read back and judged again.
+    @Test func a_page_published_with_its_stamp_is_seen_as_a_rename_not_as_an_edit_in_place() throws {
+        let t = TempDir("inotify")
+        let pages = t.sub("pages"), tmp = t.sub("tmp")
+        try Durable.makeDirectory(pages, mode: 0o755)
+        try Durable.makeDirectory(tmp, mode: 0o700)
+        let w = try InotifyWatcher()
+        try w.watchPages(pages)
+        let dir = try FileDescriptor.open(pages, O_RDONLY | O_DIRECTORY)
+        defer { dir.close() }
+        let tdir = try FileDescriptor.open(tmp, O_RDONLY | O_DIRECTORY)
+        defer { tdir.close() }
+        for text in ["- first\n", "- second\n"] {  // a new file, then one replaced
+            let st = try Durable.publish(Array(text.utf8), name: "Inbox.md", in: dir, dirPath: pages, via: "Inbox.md.tmp",
+                                         in: tdir, tempDirPath: tmp, statAfterRename: true)
+            #expect(try w.readEvents() == [.pageChanged(path: Path.join(pages, "Inbox.md"), origin: .unknown)])
+            // The stamp is still the published file's, taken after the rename.
+            let now = try Sys.lstat(Path.join(pages, "Inbox.md"))
+            let got = try #require(st)
+            #expect(got.st_ino == now.st_ino && got.st_size == now.st_size)
+            #expect(got.st_ctim.tv_sec == now.st_ctim.tv_sec && got.st_ctim.tv_nsec == now.st_ctim.tv_nsec)
+        }
+    }
+
     @Test func inotify_reports_hand_edits_of_pages() throws {
         let t = TempDir("inotify")
         let journals = t.sub("journals")

@@ -35,6 +35,42 @@ import TestSupport
         }
     }
 
+    /// With the stamp wanted after the rename (a page file), the written descriptor is swapped for an
+    /// O_PATH one before the rename; a fault there, or in either fstat, keeps the written one open
+    /// across the rename instead. Either way: all or nothing, no temp left, and a stamp returned is
+    /// the published file's.
+    @Test(arguments: faults)
+    func publish_with_its_stamp_is_all_or_nothing_under_a_fault_at_every_call(_ fault: SysFault) throws {
+        let base = TempDir("sweep-publish-stamp")
+        let old = "old contents\n", new = String(repeating: "new contents ", count: 50)
+        func runDir(_ n: Int) -> String { Path.join(base.path, "run\(n)") }
+        let outcomes = try FaultInjector.sweep(fault, match: SysMatch(under: base.path)) { n -> stat? in
+            try FileManager.default.createDirectory(atPath: Path.join(runDir(n), "tmp"), withIntermediateDirectories: true)
+            try writeText(Path.join(runDir(n), "page.md"), old)
+            let dir = try FileDescriptor.open(runDir(n), O_RDONLY | O_DIRECTORY)
+            defer { dir.close() }
+            let tmp = try FileDescriptor.open(Path.join(runDir(n), "tmp"), O_RDONLY | O_DIRECTORY)
+            defer { tmp.close() }
+            return try Durable.publish(Array(new.utf8), name: "page.md", in: dir, dirPath: runDir(n), via: "page.md.tmp",
+                                       in: tmp, tempDirPath: Path.join(runDir(n), "tmp"), statAfterRename: true)
+        } check: { o in
+            let dir = runDir(o.n)
+            let text = readText(Path.join(dir, "page.md"))
+            #expect(text == old || text == new, "run \(o.n): torn target; calls: \(o.log)")
+            #expect(listDir(Path.join(dir, "tmp")).isEmpty, "run \(o.n) left a temp file; calls: \(o.log)")
+            if case .success(let st?) = o.result {
+                #expect(text == new)
+                let now = try Sys.lstat(Path.join(dir, "page.md"))
+                #expect(st.st_ino == now.st_ino && st.st_ctim.tv_nsec == now.st_ctim.tv_nsec && st.st_ctim.tv_sec == now.st_ctim.tv_sec,
+                        "run \(o.n): the stamp returned is not the published file's")
+            }
+        }
+        #expect(outcomes.count > 8)
+        // The counting run swapped descriptors: the temp opened twice (written, then O_PATH), so the
+        // sweep also aimed its faults at the swap.
+        #expect(outcomes[0].log.filter { $0.hasPrefix("open") && $0.hasSuffix("page.md.tmp") }.count == 2, "\(outcomes[0].log)")
+    }
+
     @Test(arguments: [SysFault.fail(.EIO), .fail(.ENOSPC)])
     func makeDirectory_either_fails_or_leaves_the_whole_tree_and_retries_cleanly(_ fault: SysFault) throws {
         let base = TempDir("sweep-mkdir")
