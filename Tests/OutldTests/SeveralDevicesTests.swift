@@ -108,7 +108,7 @@ import TestSupport
         try deliver(".outl/ops/\(laptop.opsFiles().first!)", from: laptop, to: desktop)
         #expect(eventually { desktop.journal().contains("- line from the laptop") && desktop.journal().contains("- line from the desktop") },
                 "\(desktop.journal())\n\(d.log)")
-        #expect(d.log.contains("merged 2 ops from device"), "\(d.log)")
+        #expect(eventually { d.log.contains("merged 2 ops from device") }, "\(d.log)")
         #expect(!(readText(own) ?? "").contains("line from the laptop"), "the desktop recorded the laptop's capture")
         #expect(d.stop() == 0)
     }
