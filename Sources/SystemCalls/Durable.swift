@@ -159,8 +159,25 @@ public enum Durable {
         guard (st.st_mode & S_IFMT) == S_IFREG else { throw Errno(EINVAL) }
         let expected = Int(st.st_size)
         if expected > limit { throw Errno(EFBIG) }
-        var out = [UInt8](repeating: 0, count: expected + 1)
-        var got = 0
+        // Read into room left uninitialized (zero-filled first, a page file was written twice: a
+        // page of 20,000 blocks is 2.4 MB), as far as the size fstat gave and one byte more.
+        var got = 0, filled = false
+        var out = try [UInt8](unsafeUninitializedCapacity: expected + 1) { room, count in
+            defer { count = got }
+            let raw = UnsafeMutableRawBufferPointer(room)
+            while got < raw.count {
+                let asked = raw.count - got
+                let n = try Sys.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[got...]))
+                if n == 0 { return }
+                got += n
+                if got > limit { throw Errno(EFBIG) }
+                if n < asked, got >= expected { return }  // as below
+            }
+            filled = true
+        }
+        // Short of the room: the end. The room filled: the file grew while it was read, and the
+        // reading goes on as below (`out` holds exactly what was read).
+        if !filled { return out }
         while true {
             if got == out.count {
                 if out.count > limit { throw Errno(EFBIG) }  // the file grew while we read it

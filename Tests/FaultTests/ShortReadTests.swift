@@ -20,6 +20,47 @@ import Workspace
         return try Workspace(options: o)
     }
 
+    /// Appends to a file at its first read, after the reader's fstat: a writer not following the
+    /// protocol, or a sync tool writing in place.
+    final class GrowAtFirstRead: SysInterposer {
+        let path: String, more: [UInt8]
+        var grown = false
+        init(_ path: String, _ more: [UInt8]) { self.path = path; self.more = more }
+        func before(_ call: SysCall) -> SysFault? {
+            if call.op == .read, !grown {
+                grown = true
+                let fd = Glibc.open(path, O_WRONLY | O_APPEND)
+                _ = more.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+                Glibc.close(fd)
+            }
+            return nil
+        }
+        func after(_ call: SysCall, result: Int) {}
+    }
+
+    /// A whole file read is every byte it has when read, in pieces or grown after its size was taken
+    /// (read past that size, to its end), and refused past the limit: read into room left
+    /// uninitialized, as far as the size and one byte, then grown.
+    @Test func a_file_read_whole_is_all_of_it_read_in_pieces_or_grown_after_its_size_was_taken() throws {
+        let t = TempDir("read-whole")
+        let path = t.sub("page.md")
+        let first = Array((0..<5000).map { UInt8(truncatingIfNeeded: $0 % 251) }), more = Array(repeating: UInt8(ascii: "m"), count: 9000)
+        for size in [0, 1, 4095, 4096, 5000] {
+            try writeText(path, "")
+            try Durable.publish(Array(first.prefix(size)), to: path, via: t.sub("page.tmp"))
+            #expect(try Durable.readRegularFile(path, limit: 1 << 20) == Array(first.prefix(size)))
+            let inj = FaultInjector(.shortRead(37), untilHealed: true, match: SysMatch(ops: [.read], under: t.path))
+            let pieces = try withInterposer(inj) { try Durable.readRegularFile(path, limit: 1 << 20) }
+            #expect(pieces == Array(first.prefix(size)), "read in pieces: \(pieces.count) of \(size) bytes")
+            let grown = try withInterposer(GrowAtFirstRead(path, more)) { try Durable.readRegularFile(path, limit: 1 << 20) }
+            #expect(grown == Array(first.prefix(size)) + more, "grown after fstat: \(grown.count) of \(size + more.count) bytes")
+            try Durable.publish(Array(first.prefix(size)), to: path, via: t.sub("page.tmp"))
+            #expect(throws: Errno(EFBIG)) {
+                try withInterposer(GrowAtFirstRead(path, more)) { try Durable.readRegularFile(path, limit: size + 100) }
+            }
+        }
+    }
+
     @Test func a_page_read_in_pieces_is_the_whole_page_and_deletes_nothing() async throws {
         let t = TempDir("short-read-page")
         let root = t.sub("ws"), day = JournalDay(year: 2026, month: 12, day: 2)!
