@@ -5,7 +5,8 @@
  * TEMPDIR, write, fsync, rename over the page's existing file in DIR, fsync DIR.
  * "delivered" (with DELIVERY, a file): the same page write, each right after DELIVERY is rewritten
  * and renamed over itself as Syncthing delivers a grown op log (untimed), as in bench/merge.sh.
- * Prints p50 and p99 in microseconds for each, to sit beside outld's figures in one run.
+ * Prints p50 and p99 in microseconds for each, to sit beside outld's figures in one run (and, with
+ * FLOOR_SAMPLES set, every sample).
  * Usage: floor DIR [N [BYTES TEMPDIR [DELIVERY]]] */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -27,6 +28,10 @@ static int cmp(const void *a, const void *b) {
 }
 
 static void report(const char *name, long long *t, int n) {
+    /* FLOOR_SAMPLES=1: every sample too, for a caller that pools several runs (bench/drain.sh
+     * interleaves runs of 20 with outld's captures, so both meet the same moments of a shared disk). */
+    if (getenv("FLOOR_SAMPLES"))
+        for (int i = 0; i < n; i++) printf("sample %s %lld\n", name, t[i]);
     qsort(t, n, sizeof *t, cmp);
     printf("floor %-8s p50 %6lld us  p99 %6lld us  (n=%d)\n", name, t[n / 2], t[(n * 99) / 100], n);
 }
