@@ -159,41 +159,34 @@ public enum Durable {
         guard (st.st_mode & S_IFMT) == S_IFREG else { throw Errno(EINVAL) }
         let expected = Int(st.st_size)
         if expected > limit { throw Errno(EFBIG) }
-        // Read into room left uninitialized (zero-filled first, a page file was written twice: a
-        // page of 20,000 blocks is 2.4 MB), as far as the size fstat gave and one byte more.
-        var got = 0, filled = false
-        var out = try [UInt8](unsafeUninitializedCapacity: expected + 1) { room, count in
-            defer { count = got }
-            let raw = UnsafeMutableRawBufferPointer(room)
-            while got < raw.count {
-                let asked = raw.count - got
-                let n = try Sys.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[got...]))
-                if n == 0 { return }
-                got += n
-                if got > limit { throw Errno(EFBIG) }
-                if n < asked, got >= expected { return }  // as below
-            }
-            filled = true
-        }
-        // Short of the room: the end. The room filled: the file grew while it was read, and the
-        // reading goes on as below (`out` holds exactly what was read).
-        if !filled { return out }
-        while true {
-            if got == out.count {
-                if out.count > limit { throw Errno(EFBIG) }  // the file grew while we read it
-                out.append(contentsOf: repeatElement(0, count: max(4096, out.count)))
-            }
-            let asked = out.count - got
-            let n = try out.withUnsafeMutableBytes { (b) throws -> Int in
-                try Sys.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: b[got...]))
-            }
-            if n == 0 { break }
+        var got = 0
+        /// One read into `room` after the `got` bytes read so far; true once the file has ended.
+        func readOn(_ room: UnsafeMutableRawBufferPointer) throws -> Bool {
+            let asked = room.count - got
+            let n = try Sys.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: room[got...]))
+            if n == 0 { return true }
             got += n
             if got > limit { throw Errno(EFBIG) }
             // A short read that reaches the size fstat gave is the end (the one more byte asked for
             // was not there): no read that returns 0. Short before it (a file system that reads in
             // pieces), the loop goes on: a page read short must never look like blocks removed.
-            if n < asked, got >= expected { break }
+            return n < asked && got >= expected
+        }
+        // Into room left uninitialized, as far as the size fstat gave and one byte more (zero-filled
+        // first, a page file was written twice: a page of 20,000 blocks is 2.4 MB).
+        var ended = false
+        var out = try [UInt8](unsafeUninitializedCapacity: expected + 1) { room, count in
+            defer { count = got }
+            let raw = UnsafeMutableRawBufferPointer(room)
+            while got < raw.count, !ended { ended = try readOn(raw) }
+        }
+        // The room filled without an end: the file grew while it was read, and is read on.
+        while !ended {
+            if got == out.count {
+                if out.count > limit { throw Errno(EFBIG) }
+                out.append(contentsOf: repeatElement(0, count: max(4096, out.count)))
+            }
+            ended = try out.withUnsafeMutableBytes { try readOn($0) }
         }
         out.removeSubrange(got...)
         return out
