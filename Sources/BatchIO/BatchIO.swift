@@ -118,6 +118,17 @@ public final class BatchIO {
         return results.map { $0! }
     }
 
+    /// Whether `readFiles(_:sizes:useRing:)` would read on the ring: a caller reading with plain
+    /// syscalls anyway reads each file as it opens it (`readFile`), as the floor does.
+    public func readsOnRing(_ useRing: Bool) -> Bool {
+        guard useRing, let ring = liveRing() else { return false }
+        return ring.broken == nil
+    }
+
+    /// Reads one fd with plain syscalls as `readFiles` would: from offset 0, up to one byte past
+    /// `size`, so a longer result says the file grew after fstat.
+    public func readFile(_ fd: Int32, size: Int) -> Result<[UInt8], Errno> { readPlain(fd, want: size) }
+
     // MARK: reading
 
     /// Reads as a ReadJob does (to the end of file, the fstat size, or one byte past it), straight

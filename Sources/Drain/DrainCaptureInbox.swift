@@ -196,24 +196,12 @@ private func drainBatch(
 
     // 1. Open and check every entry; bad ones are set aside at once (their order does not matter:
     //    they never land). A transient error stops the batch there.
-    // Room for the whole batch at once: grown by doubling, a batch of 4,096 copied itself into
-    // fresh pages several times (a burst of 10,000 on tmpfs: ~400 of its ~3,900 page faults).
-    var opened: [OpenedEntry] = []
-    opened.reserveCapacity(entries.count)
-    opening: for entry in entries {
-        switch settle.act(on: InboxEntry.open(entry), for: entry) {
-        case .proceed(let file): opened.append(file)
-        case .skip: continue
-        case .stop: break opening
-        }
-    }
-
-    // 2. Read them all in one submission (io_uring) or one by one (plain), then close them.
+    // 2. Read each one (io_uring: all in one submission), closing it.
     // 3. Decode, in capture order; a second inbox's copy of an id lands with the first, unappended.
-    var landing = Landing(capacity: opened.count)
+    var landing = Landing(capacity: entries.count)
     var copies: [PendingEntry] = []
     var seen = Set<ULID>()
-    decoding: for file in readAll(opened, io, onRing: onRing) {
+    decoding: for file in openAndRead(entries, io, onRing: onRing, settle: &settle) {
         let entry = file.opened.entry
         switch settle.act(on: decode(file), for: entry) {
         case .skip: continue

@@ -216,6 +216,23 @@ import Workspace
     }
 }
 
+/// With plain syscalls a capture file is opened, checked, read and closed before the next one is
+/// opened, as the C floor does: holding a whole batch open at once (4,096 files) made the kernel's
+/// side of the same calls slower (a tmpfs burst of 10,000 in C: 1.2x the time).
+@Suite(.serialized) struct PlainReadOrderTests {
+    @Test func with_plain_syscalls_each_capture_file_is_read_and_closed_before_the_next_is_opened() async throws {
+        let f = try DrainFixture(plainIO: true)
+        for k in 0..<3 { try f.drop("line \(k)", at: "2026-12-02T09:00:0\(k).000Z") }
+        let ws = try f.open()
+        let calls = FaultInjector(match: SysMatch(ops: [.open, .fstat, .pread, .close], under: f.inbox))
+        let report = await withInterposer(calls) { await f.drain(ws) }
+        await ws.close()
+        #expect(report.drained == 3 && f.pending().isEmpty)
+        let onCaptures = calls.log.filter { $0.hasSuffix(".json") }.map { $0.split(separator: " ")[0] }
+        #expect(onCaptures == Array(repeating: ["open", "fstat", "pread", "close"], count: 3).flatMap { $0 }, "\(calls.log)")
+    }
+}
+
 /// Two interposers asked in turn: each counts what it matches; the first fault wins.
 private final class Both: SysInterposer, @unchecked Sendable {
     let a: SysInterposer, b: SysInterposer
