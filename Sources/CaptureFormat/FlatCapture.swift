@@ -10,74 +10,88 @@ enum FlatCapture {
     }
 
     private static func scan(_ b: UnsafeBufferPointer<UInt8>) -> Fields? {
-        let n = b.count
+        // A plain loop over a Scanner (no closures capturing the cursor: those kept it in memory).
+        var s = Scanner(b)
+        // text, captured_at, source, page (locals, not an array: no allocation per capture)
+        var slots: (Range<Int>?, Range<Int>?, Range<Int>?, Range<Int>?) = (nil, nil, nil, nil)
+        s.space()
+        guard s.take(UInt8(ascii: "{")) else { return nil }
+        s.space()
+        if !s.take(UInt8(ascii: "}")) {
+            while true {
+                s.space()
+                guard let key = s.string(asciiOnly: true) else { return nil }
+                s.space()
+                guard s.take(UInt8(ascii: ":")) else { return nil }
+                s.space()
+                guard let value = s.string(asciiOnly: false) else { return nil }
+                switch known(b, key) {
+                case nil: break  // a newer writer's field: ignored, as the full parser does
+                case .some(-1): return nil  // attachments: a list, the full parser's to read
+                // A duplicate known key: the full parser words the error.
+                case .some(0): if slots.0 != nil { return nil }; slots.0 = value
+                case .some(1): if slots.1 != nil { return nil }; slots.1 = value
+                case .some(2): if slots.2 != nil { return nil }; slots.2 = value
+                default: if slots.3 != nil { return nil }; slots.3 = value
+                }
+                s.space()
+                if s.take(UInt8(ascii: ",")) { continue }
+                if s.take(UInt8(ascii: "}")) { break }
+                return nil
+            }
+        }
+        s.space()
+        guard s.i == b.count else { return nil }
+        if s.highBytes, UTF8Check.firstInvalidOffset(Array(b)) != nil { return nil }
+        func str(_ r: Range<Int>?) -> JSONValue? {
+            r.map { .string(String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self)) }
+        }
+        return Fields(text: str(slots.0), at: str(slots.1), source: str(slots.2), page: str(slots.3))
+    }
+
+    /// A cursor over the file's bytes; every read is checked against the end.
+    private struct Scanner {
+        let b: UnsafeBufferPointer<UInt8>
         var i = 0
+        /// Some string held a byte >= 0x80: the whole file's UTF-8 is checked at the end.
         var highBytes = false
-        func space() { while i < n, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 } }
+
+        init(_ b: UnsafeBufferPointer<UInt8>) { self.b = b }
+
+        mutating func space() {
+            while i < b.count {
+                let c = b[i]
+                guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
+                i += 1
+            }
+        }
+
+        /// Steps over `c` if it is next.
+        mutating func take(_ c: UInt8) -> Bool {
+            guard i < b.count, b[i] == c else { return false }
+            i += 1
+            return true
+        }
+
         /// An escape-free string starting at the quote at i; its byte range, or nil.
-        func string(asciiOnly: Bool) -> Range<Int>? {
-            guard i < n, b[i] == UInt8(ascii: "\"") else { return nil }
-            let start = i + 1
+        mutating func string(asciiOnly: Bool) -> Range<Int>? {
+            guard take(UInt8(ascii: "\"")) else { return nil }
+            let start = i
+            var high: UInt8 = 0
             var j = start
-            while j < n {
+            while j < b.count {
                 let c = b[j]
-                if c == UInt8(ascii: "\"") { i = j + 1; return start..<j }
+                if c == UInt8(ascii: "\"") {
+                    if high >= 0x80 { if asciiOnly { return nil }; highBytes = true }
+                    i = j + 1
+                    return start..<j
+                }
                 if c < 0x20 || c == UInt8(ascii: "\\") { return nil }
-                if c >= 0x80 { if asciiOnly { return nil }; highBytes = true }
+                high |= c
                 j += 1
             }
             return nil
         }
-        var f = Fields()
-        // text, captured_at, source, page (locals, not an array: no allocation per capture)
-        var text: Range<Int>?, at: Range<Int>?, source: Range<Int>?, page: Range<Int>?
-        /// Records a known member's value; false on a duplicate (the full parser words the error).
-        func take(_ slot: Int, _ value: Range<Int>) -> Bool {
-            func put(_ r: inout Range<Int>?) -> Bool {
-                if r != nil { return false }
-                r = value
-                return true
-            }
-            switch slot {
-            case 0: return put(&text)
-            case 1: return put(&at)
-            case 2: return put(&source)
-            default: return put(&page)
-            }
-        }
-        space()
-        guard i < n, b[i] == UInt8(ascii: "{") else { return nil }
-        i += 1
-        space()
-        if i < n, b[i] == UInt8(ascii: "}") {
-            i += 1
-        } else {
-            while true {
-                space()
-                guard let key = string(asciiOnly: true) else { return nil }
-                space()
-                guard i < n, b[i] == UInt8(ascii: ":") else { return nil }
-                i += 1
-                space()
-                guard let value = string(asciiOnly: false) else { return nil }
-                let slot = known(b, key)
-                if slot == -1 { return nil }  // attachments: a list, the full parser's to read
-                if let slot, !take(slot, value) { return nil }
-                space()
-                guard i < n else { return nil }
-                if b[i] == UInt8(ascii: ",") { i += 1; continue }
-                if b[i] == UInt8(ascii: "}") { i += 1; break }
-                return nil
-            }
-        }
-        space()
-        guard i == n else { return nil }
-        if highBytes, UTF8Check.firstInvalidOffset(Array(b)) != nil { return nil }
-        func str(_ r: Range<Int>?) -> JSONValue? {
-            r.map { .string(String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self)) }
-        }
-        f.text = str(text); f.at = str(at); f.source = str(source); f.page = str(page)
-        return f
     }
 
     /// 0 text, 1 captured_at, 2 source, 3 page, -1 attachments, nil for any other (ASCII) key.
