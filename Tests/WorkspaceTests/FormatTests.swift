@@ -1,4 +1,5 @@
 // The op-log line format and its checksum, the calendar and the page file names.
+import Foundation
 import Testing
 @testable import Workspace
 
@@ -27,6 +28,48 @@ import Testing
     #expect(parsed?.pos == op.pos)
     #expect(parsed?.kind == .createBlock)
     #expect(parsed?.parent == nil)
+}
+
+/// A JSON string is escaped as the byte-by-byte rule says wherever the byte that needs it stands:
+/// every byte value at every place of strings of 1 to 24 bytes (so in each lane of the eight-byte
+/// scan and in the tail after it), with the other bytes plain, and parsed back.
+@Test func every_byte_is_escaped_or_not_by_the_rule_at_every_place_of_the_word_scan() {
+    func expected(_ b: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = [34]
+        for c in b {
+            switch c {
+            case 34: out += [92, 34]
+            case 92: out += [92, 92]
+            case 10: out += [92, UInt8(ascii: "n")]
+            case 13: out += [92, UInt8(ascii: "r")]
+            case 9: out += [92, UInt8(ascii: "t")]
+            case 0..<32: out += Array(String(format: "\\u%04x", Int(c)).utf8)
+            default: out.append(c)
+            }
+        }
+        return out + [34]
+    }
+    for length in 1...24 {
+        for place in 0..<length {
+            for value in 0...255 {
+                var b = [UInt8](repeating: UInt8(ascii: "a") + UInt8(place % 26), count: length)
+                b[place] = UInt8(value)
+                let got = [UInt8](unsafeUninitializedCapacity: 6 * length + 2) { room, n in
+                    var w = ByteWriter(room)
+                    b.withUnsafeBufferPointer { OpEncoder.escaped($0, &w) }
+                    n = w.count
+                }
+                #expect(got == expected(b), "byte \(value) at \(place) of \(length)")
+                #expect(OpEncoder.anyEscaped(0x6161_6161_6161_6161) == false)
+            }
+        }
+    }
+    // Two escapes in one word, and a string whose only escape is its last byte.
+    let s = "ab\"c\\defgh\n"
+    var op = Op(hlc: HLC(wall: 1, counter: 0, actor: BlockID.random()), kind: .createBlock, id: BlockID.random())
+    op.page = BlockID.random(); op.pos = "0"; op.text = s
+    let parsed = OpEncoder.line(op).dropLast().withUnsafeBufferPointer { OpParser.parse($0) }
+    #expect(parsed?.text == s)
 }
 
 /// The encoder writes into room reckoned from the op before it starts: an op of every kind whose

@@ -25,7 +25,13 @@
     public mutating func bytes(_ b: UnsafeBufferPointer<UInt8>) {
         guard let from = b.baseAddress, b.count > 0 else { return }
         precondition(b.count <= room.count - _count, "ByteWriter: past the room made for the line")
-        (room.baseAddress! + _count).update(from: from, count: b.count)
+        let to = room.baseAddress! + _count
+        if b.count <= 16 {
+            // Most parts are a few bytes (`,"`, a key, a short value): copied here, not by a call.
+            for k in 0..<b.count { to[k] = from[k] }
+        } else {
+            to.update(from: from, count: b.count)
+        }
         _count += b.count
     }
 

@@ -80,40 +80,67 @@ public enum OpEncoder {
 
     static func props(_ props: [Property], _ w: inout ByteWriter) {
         w.lit(",\"pr\":{")
-        for (i, p) in props.enumerated() {
+        for i in props.indices {  // read in place: a copy of each Property retained its two Strings
             if i > 0 { w.byte(UInt8(ascii: ",")) }
-            string(p.key, &w)
+            string(props[i].key, &w)
             w.byte(UInt8(ascii: ":"))
-            string(p.value, &w)
+            string(props[i].value, &w)
         }
         w.byte(UInt8(ascii: "}"))
     }
 
     /// A JSON string: quotes, backslashes and control characters escaped, other UTF-8 as is.
     static func string(_ s: String, _ w: inout ByteWriter) {
+        // A native String lends its bytes as they are; only another kind is copied first.
+        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ escaped($0, &w) }) { return done }
         var s = s
-        s.withUTF8 { b in
-            w.byte(34)
-            // Most values need no escape: their bytes go in with one copy.
-            guard b.contains(where: { $0 < 32 || $0 == 34 || $0 == 92 }) else {
-                w.bytes(b)
-                w.byte(34)
-                return
+        s.withUTF8 { escaped($0, &w) }
+    }
+
+    /// `b` as a JSON string. Runs of bytes that need no escape (most values are one run) go in with
+    /// one copy each, found eight bytes at a time.
+    @inline(__always)
+    static func escaped(_ b: UnsafeBufferPointer<UInt8>, _ w: inout ByteWriter) {
+        w.byte(34)
+        guard let base = b.baseAddress else { w.byte(34); return }
+        var run = 0, k = 0
+        while k < b.count {
+            if k + 8 <= b.count, !anyEscaped(UnsafeRawPointer(base + k).loadUnaligned(as: UInt64.self)) {
+                k += 8
+                continue
             }
-            for c in b {
-                switch c {
-                case 34: w.byte(92); w.byte(34)
-                case 92: w.byte(92); w.byte(92)
-                case 10: w.byte(92); w.byte(UInt8(ascii: "n"))
-                case 13: w.byte(92); w.byte(UInt8(ascii: "r"))
-                case 9: w.byte(92); w.byte(UInt8(ascii: "t"))
-                case 0..<32:
-                    w.lit("\\u00")
-                    w.byte(hex[Int(c >> 4)]); w.byte(hex[Int(c & 0xF)])
-                default: w.byte(c)
-                }
+            let c = b[k]
+            k += 1
+            guard c < 32 || c == 34 || c == 92 else { continue }
+            w.bytes(UnsafeBufferPointer(rebasing: b[run..<(k - 1)]))
+            run = k
+            w.byte(92)
+            switch c {
+            case 34: w.byte(34)
+            case 92: w.byte(92)
+            case 10: w.byte(UInt8(ascii: "n"))
+            case 13: w.byte(UInt8(ascii: "r"))
+            case 9: w.byte(UInt8(ascii: "t"))
+            default:
+                w.lit("u00")
+                w.byte(hex[Int(c >> 4)]); w.byte(hex[Int(c & 0xF)])
             }
-            w.byte(34)
         }
+        w.bytes(UnsafeBufferPointer(rebasing: b[run...]))
+        w.byte(34)
+    }
+
+    /// Whether any of the eight bytes of `x` is below 0x20, a quote or a backslash. Each test is
+    /// the exact "has a byte below n" word test, `(x - n*0x01..) & ~x & 0x80..`, which is nonzero
+    /// exactly when some byte of x is below n (n <= 0x80): directly for 0x20, and as "below 1"
+    /// (a zero byte) of x with the quote's or the backslash's bits flipped.
+    @inline(__always)
+    static func anyEscaped(_ x: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = x ^ (ones &* 0x22), backslash = x ^ (ones &* 0x5C)
+        let control = (x &- ones &* 0x20) & ~x
+        let zeroQ = (quote &- ones) & ~quote
+        let zeroB = (backslash &- ones) & ~backslash
+        return (control | zeroQ | zeroB) & highs != 0
     }
 }
