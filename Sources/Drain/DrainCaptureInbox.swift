@@ -253,7 +253,7 @@ private func drainBatch(
     // 6. Only now may the files go, each capture file before its attachments (an attachment left
     //    by a crash between the two is deleted by a later pass: its block is known). A failed
     //    unlink leaves a file whose replay is a no-op.
-    let gone = landing.entries + copies
+    let gone = copies.isEmpty ? landing.entries : landing.entries + copies  // not copied when it need not be
     unlink(gone, io, useRing: onRing, observer)
     unlinkAttachments(of: gone, observer)
     settle.landed(landing, outcomes, copies: copies.count, durableUsec: durableUsec)
