@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "WorkspaceTests", dependencies: ["Workspace", "SystemCalls", "TestSupport"],
                     exclude: ["Fixtures"]),  // read from the source tree by path (LogseqRulesTests)
         .testTarget(name: "DrainTests", dependencies: ["Drain", "Workspace", "CaptureInbox", "CaptureFormat", "SystemCalls", "BatchIO", "TestSupport"]),
-        .testTarget(name: "OutldTests", dependencies: ["CaptureFormat", "SystemCalls", "TestSupport"]),
+        .testTarget(name: "OutldTests", dependencies: ["BatchIO", "CaptureFormat", "SystemCalls", "TestSupport"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CInotifyShim", "BatchIO", "SystemCalls", "CaptureFormat", "Workspace", "TestSupport"]),
         .testTarget(name: "FaultTests", dependencies: [
             "SystemCalls", "TestSupport", "CaptureFormat", "CaptureInbox", "Drain", "Workspace", "BatchIO",
