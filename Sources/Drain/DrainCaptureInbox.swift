@@ -196,7 +196,8 @@ private func drainBatch(
 
     // 1. Open and check every entry; bad ones are set aside at once (their order does not matter:
     //    they never land). A transient error stops the batch there.
-    // 2. Read each one (io_uring: all in one submission), closing it.
+    // 2. Read each one and close it (io_uring: a chunk of files open at a time, each chunk read in
+    //    one submission; plain: one file at a time).
     // 3. Decode, in capture order; a second inbox's copy of an id lands with the first, unappended.
     var landing = Landing(capacity: entries.count)
     var copies: [PendingEntry] = []
