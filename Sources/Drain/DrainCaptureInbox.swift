@@ -16,6 +16,10 @@ import Workspace
 public struct DrainOptions: Sendable {
     /// Captures committed with one fdatasync at most; bounds memory in a burst of 100,000 files.
     public var batchLimit = 4096
+    /// The bytes of capture files one batch reads: once they are reached (by one file at least) the
+    /// batch reads no more and the next batch goes on. A file may hold up to 1 MiB, so a batch of
+    /// 4,096 files could have held 4 GiB at once.
+    public var batchBytes = 32 << 20
     /// Read and unlink capture files on io_uring (true), with plain syscalls (false), or decide per
     /// inbox file system (nil): plain on tmpfs/ramfs, where neither blocks and the ring only adds
     /// CPU (measured on a burst of 10,000: reads on the ring went partly to io-wq workers, ~40 ms more
@@ -31,6 +35,7 @@ public struct DrainOptions: Sendable {
     public static func fromEnvironment() -> DrainOptions {
         var o = DrainOptions()
         if let v = getenv("OUTL_BATCH_LIMIT"), let n = Int(String(cString: v)), n > 0 { o.batchLimit = n }
+        if let v = getenv("OUTL_BATCH_BYTES"), let n = Int(String(cString: v)), n > 0 { o.batchBytes = n }
         if let v = getenv("OUTL_ATTACHMENT_WAIT_SECONDS"), let n = Int(String(cString: v)), n >= 0 { o.attachmentWaitSeconds = n }
         switch getenv("OUTL_INBOX_IO").map({ String(cString: $0) }) {
         case "uring": o.inboxFilesOnRing = true
@@ -78,15 +83,16 @@ public func drain_capture_inbox(
         let entries = listing.entries
         var start = 0
         while start < entries.count {
-            let end = min(start + max(1, options.batchLimit), entries.count)
-            let batch = await drainBatch(entries[start..<end], workspace: workspace, io: io, onRing: onRing, observer: observer,
-                                         assets: assets, options: options, projectBeforeUnlink: end == entries.count)
-            report += batch.report
-            if let stoppedAt = batch.stoppedAt {
+            // At most batchLimit entries; the batch itself ends earlier once it has read batchBytes.
+            let limit = min(start + max(1, options.batchLimit), entries.count)
+            let batch = await drainBatch(entries[start..<limit], passEnd: entries.count, workspace: workspace, io: io,
+                                         onRing: onRing, observer: observer, assets: assets, options: options)
+            report += batch.settle.report
+            if let stoppedAt = batch.settle.stoppedAt {
                 report.deferred += entries.count - stoppedAt
                 break
             }
-            start = end
+            start = batch.end
         }
         await removeLanded(listing.orphans, workspace: workspace, observer: observer)
         // Always: a page left stale by a failed projection or a crash (boot marks every page dirty)
@@ -186,12 +192,14 @@ struct Landing {
     }
 }
 
-/// Settles one batch. Each stage decides about each file (a `Verdict`: land, set aside, keep) and
-/// this loop alone acts on the verdicts, through `Settlement`.
+/// Settles one batch: the entries of `candidates` up to where it has read `options.batchBytes`
+/// (`end`, the place of the first entry left for the next batch). Each stage decides about each
+/// file (a `Verdict`: land, set aside, keep) and this loop alone acts on the verdicts, through
+/// `Settlement`. The pass's last batch (`end == passEnd`) writes its pages before its unlinks.
 private func drainBatch(
-    _ entries: ArraySlice<PendingEntry>, workspace: Workspace, io: BatchIO, onRing: Bool,
-    observer: DrainObserver, assets: AssetsDirectory, options: DrainOptions, projectBeforeUnlink: Bool
-) async -> Settlement {
+    _ candidates: ArraySlice<PendingEntry>, passEnd: Int, workspace: Workspace, io: BatchIO, onRing: Bool,
+    observer: DrainObserver, assets: AssetsDirectory, options: DrainOptions
+) async -> (settle: Settlement, end: Int) {
     var settle = Settlement(observer: observer)
 
     // 1. Open and check every entry; bad ones are set aside at once (their order does not matter:
@@ -199,10 +207,11 @@ private func drainBatch(
     // 2. Read each one and close it (io_uring: a chunk of files open at a time, each chunk read in
     //    one submission; plain: one file at a time).
     // 3. Decode, in capture order; a second inbox's copy of an id lands with the first, unappended.
-    var landing = Landing(capacity: entries.count)
+    let (files, end) = openAndRead(candidates, io, onRing: onRing, byteBudget: options.batchBytes, settle: &settle)
+    var landing = Landing(capacity: files.count)
     var copies: [PendingEntry] = []
     var seen = Set<ULID>()
-    decoding: for file in openAndRead(entries, io, onRing: onRing, settle: &settle) {
+    decoding: for file in files {
         let entry = file.opened.entry
         switch settle.act(on: decode(file), for: entry) {
         case .skip: continue
@@ -235,21 +244,21 @@ private func drainBatch(
     }
 
     // 4. One durable append for the whole batch. Any failure keeps every file for a retry.
-    guard !landing.isEmpty || !copies.isEmpty else { return settle }
+    guard !landing.isEmpty || !copies.isEmpty else { return (settle, end) }
     CrashPoint.hit(.beforeAppend)
     let outcomes: [AppendOutcome]
     do {
         outcomes = try await append(landing, to: workspace)
     } catch {
-        settle.keep(landing.entries + copies, because: "op log append failed: \(error)", batchEnd: entries.endIndex)
-        return settle
+        settle.keep(landing.entries + copies, because: "op log append failed: \(error)", batchEnd: end)
+        return (settle, end)
     }
     let durableUsec = wallClockMicroseconds()
     CrashPoint.hit(.afterAppend)
 
     // 5. The pass's last batch writes its pages first: an unlink can cost a synchronous discard
     //    (160 µs on ext4 here), which a capture's line need not wait for on its way to the journal.
-    if projectBeforeUnlink { await project(workspace, observer) }
+    if end == passEnd { await project(workspace, observer) }
 
     // 6. Only now may the files go, each capture file before its attachments (an attachment left
     //    by a crash between the two is deleted by a later pass: its block is known). A failed
@@ -259,7 +268,7 @@ private func drainBatch(
     unlinkAttachments(of: gone, observer)
     settle.landed(landing, outcomes, copies: copies.count, durableUsec: durableUsec)
     CrashPoint.hit(.afterUnlink)
-    return settle
+    return (settle, end)
 }
 
 /// Deletes the attachment files whose capture has landed (its block is known) but which are still

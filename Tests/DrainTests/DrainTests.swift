@@ -233,6 +233,35 @@ import Workspace
     }
 }
 
+/// A batch reads capture files only until they hold `batchBytes`, then the next batch goes on: a
+/// file may hold 1 MiB, and a batch of 4,096 such files had held 4 GiB at once. Each batch is one
+/// durable append (its captures share the moment it became durable), in capture order, none lost.
+@Suite struct BatchBytesTests {
+    @Test(arguments: [true, false])
+    func a_batch_reads_no_more_than_its_bytes_and_the_next_batch_goes_on(plainIO: Bool) async throws {
+        let f = try DrainFixture(plainIO: plainIO)
+        // 300 KB each: a newer writer's field, which the drain reads and ignores.
+        let filler = String(repeating: "x", count: 300_000)
+        for k in 0..<12 {
+            let json = "{\"text\":\"big \(k)\",\"captured_at\":\"2026-12-02T09:00:00Z\",\"source\":\"test\",\"note\":\"\(filler)\"}"
+            try f.dropRaw(Array(json.utf8))
+        }
+        let ws = try f.open()
+        var options = DrainOptions()
+        options.batchBytes = 1 << 20
+        let observer = RecordingObserver()
+        let report = await drain_capture_inbox([f.inbox], into: ws, io: f.io, observer: observer, options: options)
+        await ws.close()
+        #expect(report.drained == 12 && f.pending().isEmpty)
+        // Four files reach 1 MiB: three batches of four.
+        let batches = Dictionary(grouping: observer.drainedCaptures, by: \.durableUsec).values.map(\.count)
+        #expect(batches.sorted() == [4, 4, 4], "\(batches)")
+        let page = f.journal("2026-12-02")
+        let places = (0..<12).compactMap { page.range(of: "- big \($0)\n")?.lowerBound }
+        #expect(places.count == 12 && places == places.sorted())
+    }
+}
+
 /// Two interposers asked in turn: each counts what it matches; the first fault wins.
 private final class Both: SysInterposer, @unchecked Sendable {
     let a: SysInterposer, b: SysInterposer
