@@ -210,7 +210,9 @@ private func drainBatch(
     let (files, end) = openAndRead(candidates, io, onRing: onRing, byteBudget: options.batchBytes, settle: &settle)
     var landing = Landing(capacity: files.count)
     var copies: [PendingEntry] = []
-    var seen = Set<ULID>()
+    // The files come in capture order, where copies of one id stand together: a file whose id is
+    // the last landed one is a copy, with no set of every id landed.
+    var lastLanded: ULID? = nil
     decoding: for file in files {
         let entry = file.opened.entry
         switch settle.act(on: decode(file), for: entry) {
@@ -226,7 +228,7 @@ private func drainBatch(
             case .stop: break decoding
             case .proceed(let made): (block, warning) = made
             }
-            if seen.contains(entry.id) { copies.append(entry); continue }
+            if entry.id == lastLanded { copies.append(entry); continue }
             // Its attachments into assets/, durably, before its block can be appended; a block
             // already known (a replay, another device's drain) needs none of them.
             if !capture.attachments.isEmpty, let id = block.blockID, await !workspace.knownBlocks([id]).contains(id) {
@@ -237,7 +239,7 @@ private func drainBatch(
                 case .proceed(let links): block.assets = links
                 }
             }
-            seen.insert(entry.id)
+            lastLanded = entry.id
             if let warning { observer.warning(inbox: entry.inbox, name: entry.name, message: warning) }
             landing.append(entry, block)
         }

@@ -179,6 +179,33 @@ import Workspace
         #expect(order.count == 3 && order == order.sorted())
         #expect(listDir(local).filter { CaptureName.isFinal($0) }.isEmpty)
     }
+
+    @Test func one_id_in_two_inboxes_lands_once_and_both_files_go() async throws {
+        // The drain tells a copy by its id standing next to the last landed one (capture order):
+        // captures before and after it, and a first copy that is not a capture, must not fool it.
+        let f = try DrainFixture()
+        let local = f.tmp.sub("device-inbox")
+        try Inbox.ensure(local)
+        try f.drop("before", at: "2026-12-02T12:00:00Z")
+        let twice = try f.drop("in both inboxes", at: "2026-12-02T12:00:00Z")
+        let name = CaptureName.fileName(for: twice)
+        try FileManager.default.copyItem(atPath: Path.join(f.inbox, name), toPath: Path.join(local, name))
+        try f.drop("after", at: "2026-12-02T12:00:00Z", into: local)
+        // A bad first copy (set aside) and a good second one: the good one lands.
+        let broken = f.generator.next()
+        _ = try f.dropRaw(Array("not json".utf8), id: broken)
+        try f.drop("its good copy", at: "2026-12-02T12:00:00Z", into: local, id: broken)
+        let ws = try f.open()
+        let r = await f.drain(ws, inboxes: [f.inbox, local])
+        await ws.close()
+        #expect(r.drained == 4 && r.duplicates == 1 && r.rejected == 1, "\(r)")
+        let page = f.journal("2026-12-02")
+        for text in ["before", "in both inboxes", "after", "its good copy"] {
+            #expect(occurrences(of: "- \(text)\n", in: page) == 1, "\(text)")
+        }
+        #expect(listDir(f.inbox).filter { CaptureName.isFinal($0) }.isEmpty)
+        #expect(listDir(local).filter { CaptureName.isFinal($0) }.isEmpty)
+    }
 }
 
 /// Where the ring helps and where it only costs: on tmpfs a capture file is read and unlinked with

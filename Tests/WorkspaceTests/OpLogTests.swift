@@ -105,6 +105,17 @@ func appendRaw(_ path: String, _ bytes: [UInt8]) throws {
     #expect(await texts(ws) == ["twice"])
 }
 
+@Test func an_id_repeated_out_of_order_in_one_batch_is_one_block() async throws {
+    // Ids that only rise are told apart without a set; any other order still finds the repeat.
+    let t = TestWorkspace()
+    let ws = try t.open()
+    let a = capture("a"), b = capture("b"), c = capture("c")
+    let (first, second) = a.id < b.id ? (a, b) : (b, a)
+    #expect(try await ws.appendCaptures([second, first, second, c]) == [.created, .created, .alreadyPresent, .created])
+    #expect(Set(await texts(ws)) == ["a", "b", "c"])
+    #expect(await texts(ws).count == 3)
+}
+
 /// Counts the op log's fdatasyncs and directory fsyncs under one directory.
 final class SyncCounter: SysInterposer, @unchecked Sendable {
     let prefix: String
