@@ -180,6 +180,19 @@ import Workspace
         #expect(listDir(local).filter { CaptureName.isFinal($0) }.isEmpty)
     }
 
+    @Test func a_directory_listing_leaves_out_dot_and_dot_dot_only() throws {
+        // "." and ".." are told by their bytes before any String is made: names that only start
+        // like them are still listed, through the descriptor and the path alike.
+        let t = TempDir("listing")
+        let names = [".", "..", ".hidden", "..twodots", "...", "a"]
+        for name in names.dropFirst(2) { try Data().write(to: URL(fileURLWithPath: Path.join(t.path, name))) }
+        let expected = [".hidden", "..twodots", "...", "a"].sorted()
+        #expect(try Sys.readDirectory(t.path).sorted() == expected)
+        let dir = try FileDescriptor.open(t.path, O_RDONLY | O_DIRECTORY)
+        defer { dir.close() }
+        #expect(try dir.readDirectory(path: t.path).sorted() == expected)
+    }
+
     @Test func one_id_in_two_inboxes_lands_once_and_both_files_go() async throws {
         // The drain tells a copy by its id standing next to the last landed one (capture order):
         // captures before and after it, and a first copy that is not a capture, must not fool it.

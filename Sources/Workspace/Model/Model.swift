@@ -292,7 +292,7 @@ public struct Model: Sendable {
             if let fast { return fast }
             return String(decoding: p, as: UTF8.self) > max
         }
-        if greater { max = op.withPos { String(decoding: $0, as: UTF8.self) } }
+        if greater { max = op.posString }
     }
 
     static func raiseMaxTopPos(_ max: inout String, _ pos: String) {
@@ -310,6 +310,8 @@ protocol OpFields {
     /// The text as a String (page names and preambles: rare ops).
     var textString: String { get }
     func withPos<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R
+    /// The position as a String (an `Op` has one already: a capture's op made none anew).
+    var posString: String { get }
     /// Appends text and props to the arena; returns the content offset.
     func storeContent(in t: inout BlockTable) -> UInt64
     var hlc: HLC { get }
@@ -319,6 +321,7 @@ protocol OpFields {
 
 extension Op: OpFields {
     var textString: String { text }
+    var posString: String { pos }
     func asOp() -> Op { self }
     func withPos<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         var p = pos
@@ -344,6 +347,7 @@ extension RawOpView: OpFields {
     var parent: BlockID? { raw.parent }
     var pageKind: PageKind { raw.pageKind }
     var textString: String { string(raw.text) }
+    var posString: String { string(raw.pos) }
     func asOp() -> Op { op() }
     @inline(__always) func withPos<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R { body(bytes(raw.pos)) }
     @inline(__always) func storeContent(in t: inout BlockTable) -> UInt64 {
