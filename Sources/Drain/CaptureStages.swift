@@ -116,12 +116,24 @@ private func content(of file: ReadEntry) -> Verdict<[UInt8]> {
 
 /// The block a capture becomes, and a warning when its day had to come from its id; set aside
 /// when no day can be named (a journal page is named by a year of four digits).
-func captureBlock(_ capture: DecodedCapture, id: ULID) -> Verdict<(CaptureBlock, warning: String?)> {
-    captureDay(capture, id: id).map { day, capturedAt, warning in
+/// The block is made by `block(_:)` from the verdict's day where it is stored, so it is not copied
+/// on its way out of the verdict (a copy retained and released its six references).
+func captureBlock(_ capture: DecodedCapture, id: ULID) -> Verdict<CapturePlace> {
+    captureDay(capture, id: id).map { day, capturedAt, warning in CapturePlace(id: id, day: day, capturedAt: capturedAt, warning: warning) }
+}
+
+/// Where and when a capture lands: its day and the captured-at its block keeps.
+struct CapturePlace {
+    var id: ULID
+    var day: JournalDay
+    var capturedAt: String
+    var warning: String?
+
+    func block(_ capture: DecodedCapture) -> CaptureBlock {
         var block = CaptureBlock(blockID: BlockID(capture: id), day: day, text: capture.text,
                                  capturedAt: capturedAt, source: capture.source)
         block.page = capture.page
-        return (block, warning)
+        return block
     }
 }
 

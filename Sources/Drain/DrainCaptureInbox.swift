@@ -186,9 +186,12 @@ struct Landing {
         blocks.reserveCapacity(capacity)
     }
 
-    mutating func append(_ entry: PendingEntry, _ block: CaptureBlock) {
+    /// The block is made in the call (`CapturePlace.block`) and stored as it is; its assets are
+    /// set where it is stored.
+    mutating func append(_ entry: PendingEntry, _ block: __owned CaptureBlock, assets: [AssetLink]) {
         entries.append(entry)
         blocks.append(block)
+        if !assets.isEmpty { blocks[blocks.count - 1].assets = assets }
     }
 }
 
@@ -222,26 +225,27 @@ private func drainBatch(
             // The decoder's warnings are all about captured_at: captureBlock says them once, with
             // the time used instead.
             // The block first: a copy is deleted with the first of its id only if that one lands.
-            var block: CaptureBlock, warning: String?
+            let place: CapturePlace
             switch settle.act(on: captureBlock(capture, id: entry.id), for: entry) {
             case .skip: continue
             case .stop: break decoding
-            case .proceed(let made): (block, warning) = made
+            case .proceed(let made): place = made
             }
             if entry.id == lastLanded { copies.append(entry); continue }
             // Its attachments into assets/, durably, before its block can be appended; a block
             // already known (a replay, another device's drain) needs none of them.
-            if !capture.attachments.isEmpty, let id = block.blockID, await !workspace.knownBlocks([id]).contains(id) {
+            var links: [AssetLink] = []
+            if !capture.attachments.isEmpty, await !workspace.knownBlocks([BlockID(capture: entry.id)]).contains(BlockID(capture: entry.id)) {
                 switch settle.act(on: AttachmentStage.store(capture, entry: entry, arrivedAt: file.opened.changedAt,
                                                              assets: assets, options: options), for: entry) {
                 case .skip: continue
                 case .stop: break decoding
-                case .proceed(let links): block.assets = links
+                case .proceed(let stored): links = stored
                 }
             }
             lastLanded = entry.id
-            if let warning { observer.warning(inbox: entry.inbox, name: entry.name, message: warning) }
-            landing.append(entry, block)
+            if let warning = place.warning { observer.warning(inbox: entry.inbox, name: entry.name, message: warning) }
+            landing.append(entry, place.block(capture), assets: links)
         }
     }
 
