@@ -114,10 +114,10 @@ private func content(of file: ReadEntry) -> Verdict<[UInt8]> {
     }
 }
 
-/// The block a capture becomes, and a warning when its day had to come from its id; set aside
-/// when no day can be named (a journal page is named by a year of four digits).
-/// The block is made by `block(_:)` from the verdict's day where it is stored, so it is not copied
-/// on its way out of the verdict (a copy retained and released its six references).
+/// Where a capture's block lands (its day, the captured-at it keeps) and a warning when its day
+/// had to come from its id; set aside when no day can be named (a journal page is named by a year
+/// of four digits). The block itself is made by `CapturePlace.block` in the landing list's append,
+/// so it is not copied out of a verdict first (a copy retained and released its six references).
 func captureBlock(_ capture: DecodedCapture, id: ULID) -> Verdict<CapturePlace> {
     captureDay(capture, id: id).map { day, capturedAt, warning in CapturePlace(id: id, day: day, capturedAt: capturedAt, warning: warning) }
 }
