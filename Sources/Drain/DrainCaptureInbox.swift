@@ -188,7 +188,7 @@ struct Landing {
 
     /// The block is made in the call (`CapturePlace.block`) and stored as it is; its assets are
     /// set where it is stored.
-    mutating func append(_ entry: PendingEntry, _ block: __owned CaptureBlock, assets: [AssetLink]) {
+    mutating func append(_ entry: PendingEntry, _ block: consuming CaptureBlock, assets: [AssetLink]) {
         entries.append(entry)
         blocks.append(block)
         if !assets.isEmpty { blocks[blocks.count - 1].assets = assets }
@@ -235,7 +235,8 @@ private func drainBatch(
             // Its attachments into assets/, durably, before its block can be appended; a block
             // already known (a replay, another device's drain) needs none of them.
             var links: [AssetLink] = []
-            if !capture.attachments.isEmpty, await !workspace.knownBlocks([BlockID(capture: entry.id)]).contains(BlockID(capture: entry.id)) {
+            let blockID = BlockID(capture: entry.id)
+            if !capture.attachments.isEmpty, await !workspace.knownBlocks([blockID]).contains(blockID) {
                 switch settle.act(on: AttachmentStage.store(capture, entry: entry, arrivedAt: file.opened.changedAt,
                                                              assets: assets, options: options), for: entry) {
                 case .skip: continue
