@@ -8,7 +8,7 @@
 //   Workspace     (op log, HLC, pages, Markdown projection, reconciler) -> outl (inspection CLI)
 //   Drain         (drain_capture_inbox: the only path from an inbox to the workspace)
 //   Daemon        (event loop, signals, systemd, journal) -> outld
-//   C shims       (CInotifyShim, CURingShim, CCRC32C, CSHA256) and system libraries (CLibsystemd, CLiburing)
+//   C shims       (CInotifyShim, CURingShim, CCRC32C, CSHA256, CSystemdShim) and the system library CLiburing
 import PackageDescription
 
 let package = Package(
@@ -40,9 +40,11 @@ let package = Package(
                           linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
 
         // C shims and system libraries.
-        .systemLibrary(name: "CLibsystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CLiburing", pkgConfig: "liburing", providers: [.apt(["liburing-dev"])]),
         .target(name: "CInotifyShim"),
+        // libsystemd by dlopen when outld first talks to systemd or the journal (libsystemd-dev's
+        // headers at build time; Debian's libsystemd0 at run time, named in the package's Depends).
+        .target(name: "CSystemdShim"),
         // SHA-256 of attachments; optimized even in debug builds, where tests hash 256 MiB.
         .target(name: "CSHA256", cSettings: [.unsafeFlags(["-O2"])]),
         .target(name: "CCRC32C"),  // SSE4.2 crc32 for the op log, with a portable fallback in Workspace
@@ -52,7 +54,7 @@ let package = Package(
         // The drain and the daemon.
         .target(name: "Drain", dependencies: ["Workspace", "CaptureInbox", "CaptureFormat", "SystemCalls", "BatchIO"]),
         .target(name: "Daemon", dependencies: [
-            "Drain", "Workspace", "CaptureInbox", "CaptureFormat", "OutlConfig", "SystemCalls", "BatchIO", "CInotifyShim", "CLibsystemd",
+            "Drain", "Workspace", "CaptureInbox", "CaptureFormat", "OutlConfig", "SystemCalls", "BatchIO", "CInotifyShim", "CSystemdShim",
         ]),
         .executableTarget(name: "outld", dependencies: ["Daemon", "OutlConfig", "SystemCalls"],
                           linkerSettings: [.unsafeFlags(["-static-stdlib"])]),

@@ -35,6 +35,9 @@ mkdir -p "$work/src/debian"
 printf 'Source: outl\n\nPackage: outl\nArchitecture: any\n' > "$work/src/debian/control"
 depends=$(cd "$work/src" && dpkg-shlibdeps -O "$stage/usr/bin/outld" "$stage/usr/bin/outl" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "deb.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# outld loads libsystemd with dlopen when it first talks to systemd or the journal, which
+# dpkg-shlibdeps cannot see: named here (every libsystemd0 has the three calls it makes).
+case "$depends" in *libsystemd0*) ;; *) depends="$depends, libsystemd0" ;; esac
 install -d "$stage/DEBIAN"
 cat > "$stage/DEBIAN/control" <<CONTROL
 Package: outl

@@ -5,7 +5,7 @@
 import Glibc
 #endif
 import CaptureFormat
-import CLibsystemd
+import CSystemdShim
 import Workspace
 
 /// The MESSAGE_IDs of outld's entries: generated once with `systemd-id128 new`, never changed
@@ -46,10 +46,19 @@ public final class JournalLog {
     /// `stderrFD` is where readable lines go (2; tests pass a file).
     public init(mode: Mode, stderrFD: Int32 = 2) {
         self.stderrFD = stderrFD
+        let journal: Bool
         switch mode {
-        case .journal: usesJournal = true
-        case .stderr: usesJournal = false
-        case .auto: usesJournal = JournalLog.stderrIsJournal(stderrFD)
+        case .journal: journal = true
+        case .stderr: journal = false
+        case .auto: journal = JournalLog.stderrIsJournal(stderrFD)
+        }
+        // libsystemd is loaded here, only for the journal; without it every line goes to stderr,
+        // and the first one says why.
+        usesJournal = journal && CSystemdShim_load() != 0
+        if journal && !usesJournal {
+            let why = "cannot load libsystemd (\(String(cString: CSystemdShim_loadError()))): logging to stderr, not the journal"
+            var m = why
+            m.withUTF8 { writeLine(Self.line(priority: LOG_WARNING, message: $0)) }
         }
     }
 
@@ -250,7 +259,7 @@ public final class JournalLog {
         }
         defer { pointers.forEach { $0.deallocate() } }
         var iov = (0..<buffers.count).map { iovec(iov_base: pointers[$0], iov_len: buffers[$0].count) }
-        return iov.withUnsafeMutableBufferPointer { sd_journal_sendv($0.baseAddress, Int32($0.count)) } >= 0
+        return iov.withUnsafeMutableBufferPointer { CSystemdShim_journalSendv($0.baseAddress, Int32($0.count)) } >= 0
     }
 
     /// journald's rule: upper-case letters, digits and '_', not starting with '_' or a digit.

@@ -30,6 +30,11 @@ public final class OutlDaemon {
     public func run() async -> Int32 {
         log.info("starting: outld \(outldVersion), pid \(getpid()), workspace \(config.workspaceRoot) (from \(config.workspaceOrigin.rawValue))",
                  id: .started, fields: ["OUTL_WORKSPACE": config.workspaceRoot])
+        if let reason = ServiceNotifier.unavailableReason() {
+            // systemd waits for READY=1 that could never come: fail now, not at TimeoutStartSec.
+            log.error(reason)
+            return 69
+        }
         let io = BatchIO.make(forcePlain: options.io == .plain)
         let workspace: Workspace, watcher: InotifyWatcher
         do {

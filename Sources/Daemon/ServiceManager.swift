@@ -1,10 +1,11 @@
 // ServiceNotifier: outld's side of the systemd notify protocol (READY, STATUS, WATCHDOG, STOPPING,
-// EXTEND_TIMEOUT_USEC). Every call is a no-op outside systemd ($NOTIFY_SOCKET unset). The watchdog
-// ping must come from the loop that drains, so a stuck drain stops pinging and systemd restarts it.
+// EXTEND_TIMEOUT_USEC). Every call is a no-op outside systemd ($NOTIFY_SOCKET unset), and loads no
+// libsystemd. The watchdog ping must come from the loop that drains, so a stuck drain stops pinging
+// and systemd restarts it.
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLibsystemd
+import CSystemdShim
 
 public enum ServiceNotifier {
     /// True when systemd (or anything speaking its protocol) is listening on $NOTIFY_SOCKET.
@@ -17,7 +18,14 @@ public enum ServiceNotifier {
     /// Plain sd_notify: the variadic sd_notifyf cannot be called from Swift.
     @discardableResult
     public static func notify(_ state: String) -> Bool {
-        sd_notify(0, state) > 0
+        CSystemdShim_notify(state) > 0
+    }
+
+    /// Why systemd cannot be told anything although it listens ($NOTIFY_SOCKET set and libsystemd
+    /// not loadable), or nil: said once at start, since READY=1 would then never arrive.
+    public static func unavailableReason() -> String? {
+        guard isUnderSystemd, CSystemdShim_load() == 0 else { return nil }
+        return "cannot load libsystemd (\(String(cString: CSystemdShim_loadError()))), so systemd ($NOTIFY_SOCKET) cannot be told that outld is ready"
     }
 
     /// After boot and the first drain.
@@ -42,7 +50,7 @@ public enum ServiceNotifier {
     /// set for this process. Ping at half of it.
     public static func watchdogInterval() -> UInt64? {
         var usec: UInt64 = 0
-        return sd_watchdog_enabled(0, &usec) > 0 && usec > 0 ? usec : nil
+        return CSystemdShim_watchdogEnabled(&usec) > 0 && usec > 0 ? usec : nil
     }
 
     /// The protocol is line-based: a newline inside STATUS= would start a new assignment.

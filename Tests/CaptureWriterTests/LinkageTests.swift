@@ -30,7 +30,7 @@ func elfProgramHeaderTypes(_ bytes: Data) throws -> [UInt32] {
 }
 
 @Test func the_elf_check_sees_a_dynamic_loader_where_there_is_one() throws {
-    // The same check on outld, which links libsystemd dynamically: it must see PT_INTERP there,
+    // The same check on outld, which links libstdc++ and liburing dynamically: it must see PT_INTERP there,
     // or the assertion above could hold for any binary.
     let bytes = try #require(FileManager.default.contents(atPath: binPath("outld")))
     #expect(try elfProgramHeaderTypes(bytes).contains(3))

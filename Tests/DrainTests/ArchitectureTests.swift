@@ -86,7 +86,7 @@ struct ArchitectureTests {
         let graph = try realGraph().union
         let deps = closure(of: "outl-capture", in: graph)
         #expect(!deps.isEmpty)
-        for forbidden in ["Workspace", "Drain", "Daemon", "BatchIO", "CLibsystemd", "CLiburing"] {
+        for forbidden in ["Workspace", "Drain", "Daemon", "BatchIO", "CSystemdShim", "CLiburing"] {
             #expect(!deps.contains(forbidden), "outl-capture must not depend on \(forbidden)")
         }
     }
