@@ -59,6 +59,8 @@ public final class OutlDaemon {
         await daemon.catchUp()
         await daemon.drainNow()
         daemon.startWatchdog()
+        // The boot's transient memory back to the kernel (main.swift keeps a pad of it otherwise).
+        Heap.returnFreed()
         ServiceNotifier.ready()
         log.info("ready: workspace \(config.workspaceRoot), \(config.drainedInboxes.count) inbox(es), io \(io.backend)",
                  id: .ready, fields: ["OUTL_WORKSPACE": config.workspaceRoot])
