@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["SystemCalls"], path: "Tests/TestSupport"),
         .testTarget(name: "CaptureFormatTests", dependencies: ["CaptureFormat", "TestSupport"]),
         .testTarget(name: "CaptureWriterTests", dependencies: ["CaptureInbox", "CaptureCLI", "CaptureFormat", "OutlConfig", "SystemCalls", "TestSupport"]),
-        .testTarget(name: "WorkspaceTests", dependencies: ["Workspace", "SystemCalls", "TestSupport"],
+        .testTarget(name: "WorkspaceTests", dependencies: ["Workspace", "JSONText", "SystemCalls", "TestSupport"],
                     exclude: ["Fixtures"]),  // read from the source tree by path (LogseqRulesTests)
         .testTarget(name: "DrainTests", dependencies: ["Drain", "Workspace", "CaptureInbox", "CaptureFormat", "SystemCalls", "BatchIO", "TestSupport"]),
         .testTarget(name: "OutldTests", dependencies: ["BatchIO", "CaptureFormat", "SystemCalls", "TestSupport"]),

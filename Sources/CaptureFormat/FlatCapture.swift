@@ -1,6 +1,7 @@
 // FlatCapture: the capture decoder's fast path for the common shape — one object whose members are
 // strings without escapes. It never throws: any other input (escapes, numbers, nesting, a BOM, a
 // duplicate known key, a non-ASCII key, bad UTF-8) returns nil and the full parser decides.
+import JSONText
 
 enum FlatCapture {
     struct Fields { var text: JSONValue?; var at: JSONValue?; var source: JSONValue?; var page: JSONValue? }
@@ -74,11 +75,26 @@ enum FlatCapture {
         }
 
         /// An escape-free string starting at the quote at i; its byte range, or nil.
+        @inline(__always)
         mutating func string(asciiOnly: Bool) -> Range<Int>? {
             guard take(UInt8(ascii: "\"")) else { return nil }
             let start = i
-            var high: UInt8 = 0
             var j = start
+            // Eight bytes at a time up to the first that ends the string or refuses it (a quote, a
+            // backslash, a control byte), which the byte loop below then takes first.
+            var words: UInt64 = 0
+            if let base = b.baseAddress {
+                while j + 8 <= b.count {
+                    let x = UnsafeRawPointer(base + j).loadUnaligned(as: UInt64.self)
+                    let stops = JSONWord.quoteBackslashOrControl(x)
+                    if stops == 0 { words |= x; j += 8; continue }
+                    let k = stops.trailingZeroBitCount >> 3  // the first such byte's place in the word
+                    if k > 0 { words |= x & (UInt64.max >> (64 - 8 * k)) }
+                    j += k
+                    break
+                }
+            }
+            var high: UInt8 = JSONWord.anyHigh(words) ? 0x80 : 0
             while j < b.count {
                 let c = b[j]
                 if c == UInt8(ascii: "\"") {

@@ -25,6 +25,29 @@ struct FastPathTests {
         ].map { Array($0.utf8) }
         inputs.append([0x7B, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D])  // bad UTF-8
         inputs.append(Array(#"{"text":"a"#.utf8) + [0x0A, 0x00] + Array(#""}"#.utf8))              // raw controls
+        // The flat reader steps over eight bytes at a time: an escape, a raw control byte, a
+        // non-ASCII or a DEL byte, and the closing quote, at every place of the first words.
+        // The fast path must also take what is its own (a fall back to the full parser would agree
+        // with it, and hide a scanner that stops short), and only that.
+        let plain = Array("abcdefghijklmnopqrstuvwxyz".utf8)
+        let specials: [([UInt8], Bool)] = [(#"\""#, false), (#"\\"#, false), ("\n", false), ("\t", false), ("\u{1}", false),
+                                           ("é", true), ("\u{7F}", true), ("🧪", true)].map { (Array($0.0.utf8), $0.1) }
+            + [([0xC3, 0x28], false), ([0xFF], false), ([0xE2, 0x82], false)]  // not UTF-8: the full parser's to refuse
+        for (special, flat) in specials {
+            for place in 0...19 {
+                for length in [place, place + 1, 24] where length >= place {
+                    let value = plain[..<place] + special + plain[place..<length]
+                    let file = Array(#"{"text":""#.utf8) + value + Array(#"","source":"s"}"#.utf8)
+                    #expect((FlatCapture.scan(file) != nil) == flat, "\(String(decoding: file, as: UTF8.self).debugDescription)")
+                    inputs.append(file)
+                }
+            }
+        }
+        for length in 0...24 {
+            let file = Array(#"{"text":""#.utf8) + plain[..<length] + Array(#"","source":"bench"}"#.utf8)
+            #expect(FlatCapture.scan(file)?.text == .string(String(decoding: plain[..<length], as: UTF8.self)))
+            inputs.append(file)
+        }
         // Random flat objects built from pieces that stress the scanner's edges.
         var rng = SystemRandomNumberGenerator()
         let keys = ["text", "captured_at", "source", "page", "x", "tëxt", "text ", "attachments"]

@@ -1,5 +1,6 @@
 // The op-log line format and its checksum, the calendar and the page file names.
 import Foundation
+import JSONText
 import Testing
 @testable import Workspace
 
@@ -64,7 +65,7 @@ import Testing
             }
         }
     }
-    #expect(OpEncoder.anyEscaped(0x6161_6161_6161_6161) == false)
+    #expect(JSONWord.anyQuoteBackslashOrControl(0x6161_6161_6161_6161) == false)
     // Two escapes in one word, and a string whose only escape is its last byte.
     let s = "ab\"c\\defgh\n"
     var op = Op(hlc: HLC(wall: 1, counter: 0, actor: BlockID.random()), kind: .createBlock, id: BlockID.random())

@@ -1,5 +1,7 @@
 // OpEncoder: spells an op as one op-log line: 8 hex digits of CRC32C, a space, a JSON object, "\n".
 // Invariant: the CRC covers exactly the JSON bytes, so a torn or zero-filled line never validates.
+import JSONText
+
 public enum OpEncoder {
     static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
@@ -105,7 +107,7 @@ public enum OpEncoder {
         guard let base = b.baseAddress else { w.byte(34); return }
         var run = 0, k = 0
         while k < b.count {
-            if k + 8 <= b.count, !anyEscaped(UnsafeRawPointer(base + k).loadUnaligned(as: UInt64.self)) {
+            if k + 8 <= b.count, !JSONWord.anyQuoteBackslashOrControl(UnsafeRawPointer(base + k).loadUnaligned(as: UInt64.self)) {
                 k += 8
                 continue
             }
@@ -128,19 +130,5 @@ public enum OpEncoder {
         }
         w.bytes(UnsafeBufferPointer(rebasing: b[run...]))
         w.byte(34)
-    }
-
-    /// Whether any of the eight bytes of `x` is below 0x20, a quote or a backslash. Each test is
-    /// the exact "has a byte below n" word test, `(x - n*0x01..) & ~x & 0x80..`, which is nonzero
-    /// exactly when some byte of x is below n (n <= 0x80): directly for 0x20, and as "below 1"
-    /// (a zero byte) of x with the quote's or the backslash's bits flipped.
-    @inline(__always)
-    static func anyEscaped(_ x: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        let quote = x ^ (ones &* 0x22), backslash = x ^ (ones &* 0x5C)
-        let control = (x &- ones &* 0x20) & ~x
-        let zeroQ = (quote &- ones) & ~quote
-        let zeroB = (backslash &- ones) & ~backslash
-        return (control | zeroQ | zeroB) & highs != 0
     }
 }
