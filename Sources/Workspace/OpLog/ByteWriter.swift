@@ -44,6 +44,14 @@
         s.withUTF8 { bytes($0) }
     }
 
+    /// `n` spaces (a Markdown block's indent).
+    @inlinable @inline(__always)
+    public mutating func spaces(_ n: Int) {
+        precondition(n <= room.count - _count, "ByteWriter: past the room made for the line")
+        if n > 0 { (room.baseAddress! + _count).initialize(repeating: 32, count: n) }
+        _count += n
+    }
+
     /// The id's 36-byte spelling.
     @inline(__always)
     public mutating func id(_ id: BlockID) {

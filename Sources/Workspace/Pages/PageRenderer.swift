@@ -226,40 +226,66 @@ extension BlockTable {
     /// the block and returns true; for any other block writes nothing and returns false. ASCII only:
     /// the slow path reads stored bytes as Strings, which repair invalid UTF-8 a peer's op can hold.
     func renderStored(row r: Int, id: BlockID, depth: Int, into out: inout [UInt8]) -> Bool {
-        let start = out.count
-        let done = arena.withUnsafeBufferPointer { a -> Bool in
-            var i = Int(rows[r].content)
-            let n = BlockTable.readVarint(a, &i)
-            let text = UnsafeBufferPointer(rebasing: a[i..<(i + n)])
-            guard Markdown.isPlain(text), !text.contains(where: { $0 >= 0x80 }) else { return false }
-            i += n
-            Markdown.pad(depth, &out)
-            out.append(DASH); out.append(SP)
-            out.append(contentsOf: text)
-            out.append(LF)
-            var plain = true
-            keys.flat.withUnsafeBufferPointer { flat in
-                keys.starts.withUnsafeBufferPointer { st in
-                    while plain, BlockTable.readProperty(a, &i, { k, v in
-                        let key = UnsafeBufferPointer(rebasing: flat[st[k - 1]..<st[k]])
-                        guard Markdown.isPlainKey(key), !key.contains(where: { $0 >= 0x80 }),
-                              !v.contains(where: { $0 >= 0x80 || Markdown.needsNormalizing($0) }) else { plain = false; return }
-                        Markdown.pad(depth + 1, &out)
-                        out.append(contentsOf: key)
-                        Markdown.appendASCII(":: ", &out)
-                        out.append(contentsOf: v)
-                        out.append(LF)
-                    }) {}
+        arena.withUnsafeBufferPointer { a -> Bool in
+            keys.flat.withUnsafeBufferPointer { flat -> Bool in
+                keys.starts.withUnsafeBufferPointer { st -> Bool in
+                    BlockTable.renderStored(a, flat, st, content: Int(rows[r].content), id: id, depth: depth, into: &out)
                 }
             }
+        }
+    }
+
+    /// The lines are written into room reckoned first (a packed time unpacks to at most
+    /// CompactTimestamp.maxBytes) and appended with one copy: appended a part at a time, eight
+    /// appends per block cost more than writing the block.
+    @inline(__always)
+    private static func renderStored(_ a: UnsafeBufferPointer<UInt8>, _ flat: UnsafeBufferPointer<UInt8>, _ st: UnsafeBufferPointer<Int>,
+                                     content: Int, id: BlockID, depth: Int, into out: inout [UInt8]) -> Bool {
+        var i = content
+        let n = readVarint(a, &i)
+        let text = UnsafeBufferPointer(rebasing: a[i..<(i + n)])
+        guard Markdown.isPlain(text), !text.contains(where: { $0 >= 0x80 }) else { return false }
+        i += n
+        var room = 2 * depth + 3 + n + 2 * (depth + 1) + 5 + 36 + 1
+        var j = i
+        while true {
+            let k = readVarint(a, &j)
+            if k == 0 { break }
+            var value = CompactTimestamp.maxBytes
+            if k & 1 == 0 {
+                value = readVarint(a, &j)
+                j += value
+            } else {
+                _ = readVarint(a, &j)
+                _ = readVarint(a, &j)
+            }
+            room += 2 * (depth + 1) + st[k >> 1] - st[(k >> 1) - 1] + 4 + value
+        }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) { buffer -> Bool in
+            var w = ByteWriter(buffer)
+            w.spaces(2 * depth)
+            w.byte(DASH); w.byte(SP)
+            w.bytes(text)
+            w.byte(LF)
+            var plain = true
+            while plain, readProperty(a, &i, { k, v in
+                let key = UnsafeBufferPointer(rebasing: flat[st[k - 1]..<st[k]])
+                guard Markdown.isPlainKey(key), !key.contains(where: { $0 >= 0x80 }),
+                      !v.contains(where: { $0 >= 0x80 || Markdown.needsNormalizing($0) }) else { plain = false; return }
+                w.spaces(2 * (depth + 1))
+                w.bytes(key)
+                w.lit(":: ")
+                w.bytes(v)
+                w.byte(LF)
+            }) {}
+            // A block that is not plain leaves nothing: its room is dropped unappended.
             guard plain else { return false }
-            Markdown.pad(depth + 1, &out)
-            Markdown.appendASCII("id:: ", &out)
-            id.spell(into: &out)
-            out.append(LF)
+            w.spaces(2 * (depth + 1))
+            w.lit("id:: ")
+            w.id(id)
+            w.byte(LF)
+            out.append(contentsOf: UnsafeBufferPointer(w.written))
             return true
         }
-        if !done { out.removeSubrange(start...) }
-        return done
     }
 }
