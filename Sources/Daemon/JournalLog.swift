@@ -79,6 +79,25 @@ public final class JournalLog {
     /// The ids and the day are spelled straight into the line (once per capture: no String made).
     public func drained(capture: ULID, block: BlockID, day: JournalDay, source: String,
                         latencyUsec: UInt64, inbox: String, attachments: Int = 0) {
+        // On stderr, the common case of a burst: the line is spelled in one room, ids and day
+        // included, with no journal fields to make (a source with a line break takes the path below).
+        if !usesJournal {
+            let bound = 200 + source.utf8.count  // our words, ids, day and numbers: at most 175
+            let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { room -> Bool in
+                var w = ByteWriter(room)
+                w.lit("outld: drained "); w.spelled(26) { capture.spell(into: $0) }
+                w.lit(" → "); w.spelled(10) { day.spell(UInt8(ascii: "-"), into: $0) }
+                w.lit(" (block "); w.id(block); w.lit(", source ")
+                let sourceAt = w.count
+                w.string(source)
+                if w.written[sourceAt...].contains(where: { $0 == 10 || $0 == 13 }) { return false }
+                Self.attachmentsAndLatency(attachments, latencyUsec, &w)
+                w.byte(10)
+                writeLine(UnsafeBufferPointer(w.written))
+                return true
+            }
+            if written { return }
+        }
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 26 + 36 + 10) { room in
             capture.spell(into: UnsafeMutableBufferPointer(rebasing: room[0..<26]))
             _ = block.spell(into: UnsafeMutableBufferPointer(rebasing: room[26..<62]))
@@ -117,10 +136,7 @@ public final class JournalLog {
             w.lit(" (block "); w.bytes(blockID); w.lit(", source ")
             let sourceAt = w.count
             w.string(source)
-            if attachments == 1 { w.lit(", 1 attachment") } else if attachments > 1 {
-                w.lit(", "); w.decimal(Int64(attachments)); w.lit(" attachments")
-            }
-            w.lit(", "); Self.duration(latencyUsec, &w); w.lit(")")
+            Self.attachmentsAndLatency(attachments, latencyUsec, &w)
             guard usesJournal else {
                 // Only the source can hold a line break (the rest is ids, a day and our words).
                 let line = UnsafeBufferPointer(w.written)
@@ -233,9 +249,19 @@ public final class JournalLog {
     }
 
     /// "0.4 ms", "12.3 ms" below a second, else "3.4 s" (at most 27 bytes).
+    /// The drained line's end: ", 2 attachments, 8.1 ms)".
+    @inline(__always)
+    private static func attachmentsAndLatency(_ attachments: Int, _ latencyUsec: UInt64, _ w: inout ByteWriter) {
+        if attachments == 1 { w.lit(", 1 attachment") } else if attachments > 1 {
+            w.lit(", "); w.decimal(Int64(attachments)); w.lit(" attachments")
+        }
+        w.lit(", "); duration(latencyUsec, &w); w.lit(")")
+    }
+
     static func duration(_ usec: UInt64, _ w: inout ByteWriter) {
         let unit: UInt64 = usec < 1_000_000 ? 1000 : 1_000_000
-        let t = (usec * 10 + unit / 2) / unit  // tenths, rounded
+        let tenth = unit / 10
+        let t = usec / tenth + (usec % tenth >= tenth / 2 ? 1 : 0)  // tenths, rounded; no product to overflow
         w.decimal(Int64(t / 10)); w.byte(UInt8(ascii: ".")); w.decimal(Int64(t % 10))
         w.lit(unit == 1000 ? " ms" : " s")
     }

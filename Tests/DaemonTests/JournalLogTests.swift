@@ -48,19 +48,30 @@ import Workspace
             let p = t.sub(typed ? "typed" : "strings")
             let fd = try Sys.open(p, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             let log = JournalLog(mode: .stderr, stderrFD: fd)
+            // The typed call writes a stderr line in one room of its own; a source with a line
+            // break, attachments and every size of latency must come out as the Strings' call has them.
+            let ends: [(source: String, attachments: Int, latency: UInt64)] = [
+                ("cli", 0, 1234), ("two\r\nlines\rand\nmore", 2, 2_500_000), ("x", 1, 0), ("", 12, .max),
+                (String(repeating: "long source ", count: 40), 0, 999_999),
+            ]
             for (id, day) in zip(ids, days) {
                 let block = BlockID(hi: id.high, lo: id.low)
-                if typed {
-                    log.drained(capture: id, block: block, day: day, source: "cli", latencyUsec: 1234, inbox: "/in")
-                } else {
-                    log.drained(captureID: id.string, blockID: block.description, day: day.iso, source: "cli",
-                                latencyUsec: 1234, inbox: "/in")
+                for e in ends {
+                    if typed {
+                        log.drained(capture: id, block: block, day: day, source: e.source, latencyUsec: e.latency,
+                                    inbox: "/in", attachments: e.attachments)
+                    } else {
+                        log.drained(captureID: id.string, blockID: block.description, day: day.iso, source: e.source,
+                                    latencyUsec: e.latency, inbox: "/in", attachments: e.attachments)
+                    }
                 }
             }
             Sys.close(fd)
             lines.append(readText(p) ?? "")
         }
         #expect(lines[0] == lines[1])
+        #expect(lines[0].split(separator: "\n").count == 15, "\(lines[0])")
+        #expect(lines[0].contains("source two lines and more, 2 attachments, 2.5 s)\n"))
         #expect(lines[0].contains("drained 7ZZZZZZZZZZZZZZZZZZZZZZZZZ → 2026-12-02 (block ffffffff-ffff-ffff-ffff-ffffffffffff,"))
         #expect(lines[0].contains("→ 0001-01-01 (block 00000000-0000-0000-0000-000000000000,"))
     }

@@ -52,6 +52,13 @@
         _count += n
     }
 
+    /// What `spell` writes into the next `n` bytes of room (it answers how many it wrote).
+    @inlinable @inline(__always)
+    public mutating func spelled(_ n: Int, _ spell: (UnsafeMutableBufferPointer<UInt8>) -> Int) {
+        precondition(n <= room.count - _count, "ByteWriter: past the room made for the line")
+        _count += spell(UnsafeMutableBufferPointer(rebasing: room[_count..<(_count + n)]))
+    }
+
     /// The id's 36-byte spelling.
     @inline(__always)
     public mutating func id(_ id: BlockID) {
