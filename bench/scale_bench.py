@@ -20,7 +20,7 @@ def boot(home, ws, st):
 
 def start(home, ws, st, until_idle=False):
     """outld from exec to READY=1: seconds, then (until_idle) seconds to the first STATUS=idle after
-    it (every page written), and VmRSS and VmHWM (kB) at READY=1."""
+    it (every page written), and VmRSS and VmHWM (kB) at READY=1 (and VmRSS at that idle, "idle")."""
     sock = f"{home}/notify"
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     s.bind(sock)
@@ -39,6 +39,10 @@ def start(home, ws, st, until_idle=False):
     while until_idle:
         if any(l.startswith("STATUS=idle") for l in s.recv(4096).decode().splitlines()):
             idle = time.monotonic() - t0
+            # What it holds once every page is written: the pages' records must not stay behind.
+            for l in open(f"/proc/{d.pid}/status"):
+                if l.startswith("VmRSS"):
+                    mem["idle"] = int(l.split()[1])
             break
     d.send_signal(signal.SIGTERM)
     d.wait()
@@ -156,7 +160,8 @@ def main():
     print(f"{label:34s} {written:8.3f} {written / b:7.2f}")
     mib = lambda kb: f"{kb / 1024:.1f} MiB"
     print(f"resident after READY (pages there): {mib(mem['VmRSS'])} ({mem['VmRSS'] * 1024 // ops} bytes/op; target <= 150), "
-          f"peak {mib(mem['VmHWM'])}; with no pages: {mib(bare_mem['VmRSS'])}, peak {mib(bare_mem['VmHWM'])}")
+          f"peak {mib(mem['VmHWM'])}; with no pages: {mib(bare_mem['VmRSS'])}, peak {mib(bare_mem['VmHWM'])}, "
+          f"{mib(bare_mem['idle'])} once it has written them")
     print("where it goes (outl debug-memory: the model after the op-log boot, part by part):")
     for l in memory.splitlines()[1:]:
         print(f"  {l}")

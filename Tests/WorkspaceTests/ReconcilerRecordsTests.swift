@@ -25,6 +25,43 @@ import TestSupport
         #expect(size < (ReconcilerRecords.compactAfter + 2) * 40, "record of \(size) bytes")
     }
 
+    /// A start that writes every page of a big workspace remembers each once: the records hold
+    /// the pages used last, and a page let go answers as it did before, read from its record.
+    @Test func records_hold_only_the_pages_used_last_and_a_page_let_go_answers_as_before() throws {
+        let t = TempDir("records")
+        let r = ReconcilerRecords(stateDir: t.path, log: .silent)
+        let pages = (1...200).map { BlockID.journalPage(JournalDay(year: 2026, month: 1 + $0 / 28, day: 1 + $0 % 28)!) }
+        func blocks(_ k: Int) -> [BlockID] { (0..<3).map { BlockID(hi: UInt64(k), lo: UInt64($0)) } }
+        func text(_ k: Int, _ n: Int) -> [UInt8] { Array("- page \(k) projection \(n)\n".utf8) }
+        for round in 1...4 {
+            for (k, page) in pages.enumerated() {
+                r.remember(text(k, round), ids: Array(blocks(k).prefix(round == 1 ? 2 : 3)), fileHeld: { _ in round > 2 },
+                           identity: FileIdentity(device: 9, inode: UInt64(1000 * round + k)), of: page)
+                #expect(r.pagesHeld <= ReconcilerRecords.keptPages)
+            }
+            if round == 2 { r.noteRead(Set(blocks(5).prefix(1)), of: pages[5]) }  // a reading, then let go
+        }
+        #expect(r.pagesHeld == ReconcilerRecords.keptPages)
+        // What a page let go long ago answers, read again, is what a fresh start reads from its record.
+        let fresh = ReconcilerRecords(stateDir: t.path, log: .silent)
+        for k in [0, 5, 100, 199] {
+            #expect(r.projections(of: pages[k]) == (2...4).map { text(k, $0) }, "page \(k)")
+            #expect(r.projections(of: pages[k]) == fresh.projections(of: pages[k]))
+            #expect(r.publishedIdentity(of: pages[k]) == FileIdentity(device: 9, inode: UInt64(4000 + k)))
+            #expect(r.presence(of: pages[k]) == fresh.presence(of: pages[k]), "page \(k)")
+            let third = blocks(k)[2], first = blocks(k)[0]
+            // The third block came after the first: a buffer holding it was read with the first there.
+            #expect(r.presence(of: pages[k]).wasRead(with: first, holding: [third]), "page \(k)")
+        }
+        // Past the byte bound only the page in use is held.
+        let big = [UInt8](repeating: UInt8(ascii: "x"), count: ReconcilerRecords.keptBytes / 2)
+        r.remember(big, ids: [], fileHeld: nil, identity: nil, of: pages[1])
+        r.remember(big + [10], ids: [], fileHeld: nil, identity: nil, of: pages[2])
+        _ = r.projections(of: pages[3])
+        #expect(r.pagesHeld < ReconcilerRecords.keptPages)
+        #expect(r.projections(of: pages[1]).last == big)
+    }
+
     @Test func a_projection_that_only_added_at_its_end_is_recorded_as_what_it_added() throws {
         let t = TempDir("records")
         let r = ReconcilerRecords(stateDir: t.path, log: .silent)

@@ -34,10 +34,23 @@ final class ReconcilerRecords {
     static let keptBases = 3
     let dir: String
     let log: WorkspaceLog
-    /// Cached per page once read: the recent projections, oldest first, and the file's identity.
+    /// Held per page once read, for the pages used last (`held`): the recent projections, oldest
+    /// first, the file's identity and its presence.
     private var bases: [BlockID: [[UInt8]]] = [:]
     private var identities: [BlockID: FileIdentity] = [:]
     private var presences: [BlockID: FilePresence] = [:]
+    /// The pages whose records are held, least recently used first. At most `keptPages` of them,
+    /// and past `keptBytes` of projections only the one in use: every page's projections held at
+    /// once cost as much as the pages themselves (a start that wrote 10,000 pages of a
+    /// 1,000,000-op workspace went from 146 to 466 MiB resident). A page let go is read from its
+    /// record again when it is next needed: every change is written to it as it is made, and one
+    /// whose write failed is lost as in a crash (see the header: reconciling is more cautious).
+    private var held: [BlockID] = []
+    static let keptPages = 64
+    static let keptBytes = 32 << 20
+
+    /// How many pages' records are held now (tests, `outl debug-memory`).
+    var pagesHeld: Int { held.count }
 
     init(stateDir: String, log: WorkspaceLog) {
         dir = Path.join(stateDir, "bases")
@@ -50,30 +63,51 @@ final class ReconcilerRecords {
 
     /// The page's recent projections, oldest first; none when nothing is recorded.
     func projections(of pageID: BlockID) -> [[UInt8]] {
-        if let b = bases[pageID] { return b }
-        load(pageID)
+        use(pageID)
         return bases[pageID] ?? []
     }
 
     /// The identity the page's file had when this device last published it; nil when unrecorded.
     func publishedIdentity(of pageID: BlockID) -> FileIdentity? {
-        if bases[pageID] == nil { load(pageID) }
+        use(pageID)
         return identities[pageID]
     }
 
     /// Since when each block has been in the page's file, as far as this device wrote and read it.
     func presence(of pageID: BlockID) -> FilePresence {
-        if bases[pageID] == nil { load(pageID) }
+        use(pageID)
         return presences[pageID] ?? FilePresence()
     }
 
     /// The page's own file was read holding `ids` (FilePresence.read).
     func noteRead(_ ids: Set<BlockID>, of pageID: BlockID) {
-        if bases[pageID] == nil { load(pageID) }
+        use(pageID)
         var p = presences.removeValue(forKey: pageID) ?? FilePresence()
         let out = p.read(ids)
         presences[pageID] = p
         if !out.isEmpty { keep(out, of: pageID) }
+    }
+
+    /// Reads the page's record unless it is held, and lets go of the pages used longest ago.
+    private func use(_ pageID: BlockID) {
+        if bases[pageID] == nil { load(pageID) }
+        if let k = held.lastIndex(of: pageID) {
+            if k != held.count - 1 { held.remove(at: k); held.append(pageID) }
+        } else {
+            held.append(pageID)
+        }
+        while held.count > 1, held.count > ReconcilerRecords.keptPages || heldBytes > ReconcilerRecords.keptBytes {
+            let page = held.removeFirst()
+            bases[page] = nil
+            identities[page] = nil
+            presences[page] = nil
+            entryCounts[page] = nil
+        }
+    }
+
+    /// The bytes of the projections held.
+    private var heldBytes: Int {
+        held.reduce(0) { sum, page in sum + (bases[page] ?? []).reduce(0) { $0 + $1.count } }
     }
 
     /// Entries, oldest first: "i <device> <inode>\n" (the published identity), "<length>\n<bytes>"
