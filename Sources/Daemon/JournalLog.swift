@@ -248,7 +248,6 @@ public final class JournalLog {
         return out
     }
 
-    /// "0.4 ms", "12.3 ms" below a second, else "3.4 s" (at most 27 bytes).
     /// The drained line's end: ", 2 attachments, 8.1 ms)".
     @inline(__always)
     private static func attachmentsAndLatency(_ attachments: Int, _ latencyUsec: UInt64, _ w: inout ByteWriter) {
@@ -258,6 +257,7 @@ public final class JournalLog {
         w.lit(", "); duration(latencyUsec, &w); w.lit(")")
     }
 
+    /// "0.4 ms", "12.3 ms" below a second, else "3.4 s" (at most 27 bytes).
     static func duration(_ usec: UInt64, _ w: inout ByteWriter) {
         let unit: UInt64 = usec < 1_000_000 ? 1000 : 1_000_000
         let tenth = unit / 10

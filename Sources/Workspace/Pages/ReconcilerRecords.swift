@@ -49,7 +49,7 @@ final class ReconcilerRecords {
     static let keptPages = 64
     static let keptBytes = 32 << 20
 
-    /// How many pages' records are held now (tests, `outl debug-memory`).
+    /// How many pages' records are held now (for tests).
     var pagesHeld: Int { held.count }
 
     init(stateDir: String, log: WorkspaceLog) {
