@@ -145,6 +145,7 @@ extension WorkspaceCore {
         let preambleEnd = out.count
         // The table and the old rendering are read through locals: the loop touches them per block.
         let blocks = model.blocks
+        let plainKeys = blocks.keys.plainKeys()
         let oldEntries = old?.entries ?? [], oldBytes = old?.bytes ?? []
         var entries: [PageRenderCache.Entry] = []
         entries.reserveCapacity(outline.count)
@@ -190,7 +191,7 @@ extension WorkspaceCore {
                 end += hit.count
             } else {
                 flush()
-                if !blocks.renderStored(row: row, id: id, depth: depth, into: &out) {
+                if !blocks.renderStored(row: row, id: id, depth: depth, plainKeys: plainKeys, into: &out) {
                     let (text, props) = blocks.content(ofRow: row)
                     Markdown.render(MDBlock(id: id, text: text, props: props), depth: depth, &out)
                 }
@@ -225,11 +226,13 @@ extension BlockTable {
     /// with nothing to normalize (nearly every capture). Writes the bytes Markdown.render writes for
     /// the block and returns true; for any other block writes nothing and returns false. ASCII only:
     /// the slow path reads stored bytes as Strings, which repair invalid UTF-8 a peer's op can hold.
-    func renderStored(row r: Int, id: BlockID, depth: Int, into out: inout [UInt8]) -> Bool {
+    func renderStored(row r: Int, id: BlockID, depth: Int, plainKeys: [Bool], into out: inout [UInt8]) -> Bool {
         arena.withUnsafeBufferPointer { a -> Bool in
             keys.flat.withUnsafeBufferPointer { flat -> Bool in
                 keys.starts.withUnsafeBufferPointer { st -> Bool in
-                    BlockTable.renderStored(a, flat, st, content: Int(rows[r].content), id: id, depth: depth, into: &out)
+                    plainKeys.withUnsafeBufferPointer { plain -> Bool in
+                        BlockTable.renderStored(a, flat, st, plain, content: Int(rows[r].content), id: id, depth: depth, into: &out)
+                    }
                 }
             }
         }
@@ -240,7 +243,8 @@ extension BlockTable {
     /// appends per block cost more than writing the block.
     @inline(__always)
     private static func renderStored(_ a: UnsafeBufferPointer<UInt8>, _ flat: UnsafeBufferPointer<UInt8>, _ st: UnsafeBufferPointer<Int>,
-                                     content: Int, id: BlockID, depth: Int, into out: inout [UInt8]) -> Bool {
+                                     _ plainKeys: UnsafeBufferPointer<Bool>, content: Int, id: BlockID, depth: Int,
+                                     into out: inout [UInt8]) -> Bool {
         var i = content
         let n = readVarint(a, &i)
         let text = UnsafeBufferPointer(rebasing: a[i..<(i + n)])
@@ -268,16 +272,28 @@ extension BlockTable {
             w.bytes(text)
             w.byte(LF)
             var plain = true
-            while plain, readProperty(a, &i, { k, v in
-                let key = UnsafeBufferPointer(rebasing: flat[st[k - 1]..<st[k]])
-                guard Markdown.isPlainKey(key), !key.contains(where: { $0 >= 0x80 }),
-                      !v.contains(where: { $0 >= 0x80 || Markdown.needsNormalizing($0) }) else { plain = false; return }
+            while plain {
+                // A key's plainness is known per key (`plainKeys`); a packed time unpacks to digits
+                // and ASCII punctuation, which never need normalizing.
+                let k = readVarint(a, &i)
+                if k == 0 { break }
+                guard plainKeys[k >> 1] else { plain = false; break }
+                let key = UnsafeBufferPointer(rebasing: flat[st[(k >> 1) - 1]..<st[k >> 1]])
                 w.spaces(2 * (depth + 1))
                 w.bytes(key)
                 w.lit(":: ")
-                w.bytes(v)
+                if k & 1 == 0 {
+                    let n = readVarint(a, &i)
+                    let v = UnsafeBufferPointer(rebasing: a[i..<(i + n)])
+                    i += n
+                    guard !v.contains(where: { $0 >= 0x80 || Markdown.needsNormalizing($0) }) else { plain = false; break }
+                    w.bytes(v)
+                } else {
+                    let x = UInt64(readVarint(a, &i)), y = UInt64(readVarint(a, &i))
+                    w.spelled(CompactTimestamp.maxBytes) { CompactTimestamp.unpack(x, y, into: $0.baseAddress!) }
+                }
                 w.byte(LF)
-            }) {}
+            }
             // A block that is not plain leaves nothing: its room is dropped unappended.
             guard plain else { return false }
             w.spaces(2 * (depth + 1))
@@ -286,6 +302,19 @@ extension BlockTable {
             w.byte(LF)
             out.append(contentsOf: UnsafeBufferPointer(w.written))
             return true
+        }
+    }
+}
+
+extension KeyTable {
+    /// Per key id (1-based; 0 unused), whether `renderStored` may write the key as it is: plain
+    /// (`Markdown.isPlainKey`) and ASCII. Asked once per page rendering, not once per block.
+    func plainKeys() -> [Bool] {
+        flat.withUnsafeBufferPointer { flat in
+            [false] + (1..<starts.count).map { k in
+                let key = UnsafeBufferPointer(rebasing: flat[starts[k - 1]..<starts[k]])
+                return Markdown.isPlainKey(key) && !key.contains(where: { $0 >= 0x80 })
+            }
         }
     }
 }
