@@ -54,6 +54,25 @@ struct PageRenderCache {
     mutating func removeAll() {
         renderings = [:]; order = []; bytes = 0
     }
+
+    /// Per key id (1-based; 0 unused), whether `renderStored` may write the key as it is: plain
+    /// (`Markdown.isPlainKey`) and ASCII. Each key is judged once, when a rendering first meets the
+    /// table holding it: keys are only ever added (a peer that sends 100,000 distinct keys must not
+    /// make every page's rendering judge them all).
+    private var plainKeys: [Bool] = [false]
+
+    mutating func plainKeys(of keys: KeyTable) -> [Bool] {
+        if plainKeys.count > keys.starts.count { plainKeys = [false] }  // another table: judged anew
+        if plainKeys.count < keys.starts.count {
+            keys.flat.withUnsafeBufferPointer { flat in
+                for k in plainKeys.count..<keys.starts.count {
+                    let key = UnsafeBufferPointer(rebasing: flat[keys.starts[k - 1]..<keys.starts[k]])
+                    plainKeys.append(Markdown.isPlainKey(key) && !key.contains(where: { $0 >= 0x80 }))
+                }
+            }
+        }
+        return plainKeys
+    }
 }
 
 /// A page's file content, the blocks it shows (file order) and those held back to keep it within
@@ -145,7 +164,7 @@ extension WorkspaceCore {
         let preambleEnd = out.count
         // The table and the old rendering are read through locals: the loop touches them per block.
         let blocks = model.blocks
-        let plainKeys = blocks.keys.plainKeys()
+        let plainKeys = renderCache.plainKeys(of: blocks.keys)
         let oldEntries = old?.entries ?? [], oldBytes = old?.bytes ?? []
         var entries: [PageRenderCache.Entry] = []
         entries.reserveCapacity(outline.count)
@@ -302,19 +321,6 @@ extension BlockTable {
             w.byte(LF)
             out.append(contentsOf: UnsafeBufferPointer(w.written))
             return true
-        }
-    }
-}
-
-extension KeyTable {
-    /// Per key id (1-based; 0 unused), whether `renderStored` may write the key as it is: plain
-    /// (`Markdown.isPlainKey`) and ASCII. Asked once per page rendering, not once per block.
-    func plainKeys() -> [Bool] {
-        flat.withUnsafeBufferPointer { flat in
-            [false] + (1..<starts.count).map { k in
-                let key = UnsafeBufferPointer(rebasing: flat[starts[k - 1]..<starts[k]])
-                return Markdown.isPlainKey(key) && !key.contains(where: { $0 >= 0x80 })
-            }
         }
     }
 }
