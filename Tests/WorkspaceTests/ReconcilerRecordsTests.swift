@@ -60,6 +60,9 @@ import TestSupport
         _ = r.projections(of: pages[3])
         #expect(r.pagesHeld < ReconcilerRecords.keptPages)
         #expect(r.projections(of: pages[1]).last == big)
+        // The big pages let go, their bytes no longer count: small pages are held again.
+        for k in 10..<(10 + ReconcilerRecords.keptPages) { _ = r.projections(of: pages[k]) }
+        #expect(r.pagesHeld == ReconcilerRecords.keptPages)
     }
 
     @Test func a_projection_that_only_added_at_its_end_is_recorded_as_what_it_added() throws {

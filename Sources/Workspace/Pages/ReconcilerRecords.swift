@@ -98,16 +98,21 @@ final class ReconcilerRecords {
         }
         while held.count > 1, held.count > ReconcilerRecords.keptPages || heldBytes > ReconcilerRecords.keptBytes {
             let page = held.removeFirst()
-            bases[page] = nil
+            setBases(nil, of: page)
             identities[page] = nil
             presences[page] = nil
             entryCounts[page] = nil
         }
     }
 
-    /// The bytes of the projections held.
-    private var heldBytes: Int {
-        held.reduce(0) { sum, page in sum + (bases[page] ?? []).reduce(0) { $0 + $1.count } }
+    /// The bytes of the projections held, kept as they change (`setBases`): `use` asks it on every
+    /// call, several per page projected.
+    private var heldBytes = 0
+
+    private func setBases(_ list: [[UInt8]]?, of pageID: BlockID) {
+        heldBytes -= (bases[pageID] ?? []).reduce(0) { $0 + $1.count }
+        heldBytes += (list ?? []).reduce(0) { $0 + $1.count }
+        bases[pageID] = list
     }
 
     /// Entries, oldest first: "i <device> <inode>\n" (the published identity), "<length>\n<bytes>"
@@ -155,7 +160,7 @@ final class ReconcilerRecords {
         if identities[pageID] == nil, let b = try? Durable.readRegularFile(legacyIdentityFile(pageID), limit: 128) {
             identities[pageID] = FileIdentity.parse(b[...])
         }
-        bases[pageID] = list
+        setBases(list, of: pageID)
         entryCounts[pageID] = entries
     }
 
@@ -193,7 +198,7 @@ final class ReconcilerRecords {
             }
             list.append(bytes)
             if list.count > ReconcilerRecords.keptBases { list.removeFirst(list.count - ReconcilerRecords.keptBases) }
-            bases[pageID] = list
+            setBases(list, of: pageID)
         }
         if newPresence { out.append(contentsOf: p.projected(ids, fileHeld: fileHeld, spelling: !whole)) }
         presences[pageID] = p
