@@ -45,18 +45,20 @@ public struct ULID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The same from the spelling's bytes (an inbox listing has them; no String is made).
     public init?(ascii u: UnsafeBufferPointer<UInt8>) {
         guard u.count == 26, u[0] >= UInt8(ascii: "0"), u[0] <= UInt8(ascii: "7") else { return nil }
-        var hi: UInt64 = 0, lo: UInt64 = 0
-        let ok = ULID.values.withUnsafeBufferPointer { values -> Bool in
-            for c in u {
-                let v = values[Int(c)]
-                if v == 0xFF { return false }
-                // shift the 128-bit value left by 5 and add v
-                hi = hi << 5 | lo >> 59
-                lo = lo << 5 | UInt64(v)
-            }
-            return true
+        // Each half read on its own (as `spell` writes them): the first 13 characters are the top
+        // 63 bits, the 14th holds `high`'s last bit and `low`'s first four, the last 12 the rest of
+        // `low`. A byte outside the alphabet is 0xFF, which sets bits no value (0-31) has.
+        var hi: UInt64 = 0, lo: UInt64 = 0, seen: UInt8 = 0
+        ULID.values.withUnsafeBufferPointer { values in
+            let p = u.baseAddress!
+            for i in 0..<13 { let v = values[Int(p[i])]; seen |= v; hi = hi << 5 | UInt64(v & 31) }
+            let v = values[Int(p[13])]
+            seen |= v
+            hi = hi << 1 | UInt64(v & 31) >> 4
+            lo = UInt64(v & 15)
+            for i in 14..<26 { let v = values[Int(p[i])]; seen |= v; lo = lo << 5 | UInt64(v & 31) }
         }
-        guard ok else { return nil }
+        guard seen & 0xE0 == 0 else { return nil }
         high = hi; low = lo
     }
 
@@ -66,20 +68,25 @@ public struct ULID: Hashable, Comparable, Sendable, CustomStringConvertible {
         String(unsafeUninitializedCapacity: 26) { spell(into: $0) }
     }
 
-    /// Writes the 26-byte spelling at the start of `out` (at least 26 bytes); returns 26.
+    /// Writes the 26-byte spelling at the start of `out` (at least 26 bytes); returns 26. Each
+    /// half is spelled on its own, five bits at a time from its low end (no 128-bit shift per
+    /// character): `low` gives the last 12 characters and four bits of the 13th, `high` the rest.
     @discardableResult
     public func spell(into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
         precondition(out.count >= 26, "ULID.spell: room for 26 bytes")
-        var hi = high, lo = low
-        ULID.alphabet.withUnsafeBufferPointer { alphabet in
-            for i in stride(from: 25, through: 0, by: -1) {
-                out[i] = alphabet[Int(lo & 31)]
-                lo = lo >> 5 | hi << 59
-                hi >>= 5
-            }
-        }
+        let o = out.baseAddress!
+        let alphabet = ULID.crockford.utf8Start
+        var lo = low, hi = high
+        for i in stride(from: 25, through: 14, by: -1) { o[i] = alphabet[Int(lo & 31)]; lo >>= 5 }
+        o[13] = alphabet[Int(lo | (hi & 1) << 4)]  // lo's last four bits, hi's first
+        hi >>= 1
+        for i in stride(from: 12, through: 1, by: -1) { o[i] = alphabet[Int(hi & 31)]; hi >>= 5 }
+        o[0] = alphabet[Int(hi)]  // the top three bits
         return 26
     }
+
+    /// Crockford's base32 alphabet, as a literal (nothing made or checked at run time).
+    static var crockford: StaticString { "0123456789ABCDEFGHJKMNPQRSTVWXYZ" }
 
     public var description: String { string }
 

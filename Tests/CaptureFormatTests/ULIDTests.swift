@@ -84,3 +84,35 @@ import Testing
     #expect(Set(ids.map { $0._rawHashValue(seed: 0) }).count == ids.count)
     #expect(Set(ids).count == ids.count)
 }
+
+/// `spell` and the parse read each 64-bit half on its own; both must equal base32 of the whole
+/// 128-bit number, taken here five bits at a time with a 128-bit shift: random ids, the ends of
+/// each half, and every single bit set alone (so each bit lands in its one character).
+@Test func spelling_and_parsing_match_base32_of_the_128_bit_number() {
+    let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
+    func reference(_ hi: UInt64, _ lo: UInt64) -> String {
+        var hi = hi, lo = lo, out = [UInt8](repeating: 0, count: 26)
+        for i in stride(from: 25, through: 0, by: -1) {
+            out[i] = alphabet[Int(lo & 31)]
+            lo = lo >> 5 | hi << 59
+            hi >>= 5
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+    var rng = SeededRandom(state: 9)
+    var pairs: [(UInt64, UInt64)] = [(0, 0), (.max, .max), (.max, 0), (0, .max), (1, 0), (0, 1 << 63)]
+    for b in 0..<64 { pairs += [(1 << UInt64(b), 0), (0, 1 << UInt64(b))] }
+    for _ in 0..<2000 { pairs.append((rng.next(), rng.next())) }
+    for (hi, lo) in pairs {
+        let id = ULID(high: hi, low: lo)
+        #expect(id.string == reference(hi, lo), "\(hi) \(lo)")
+        let back = ULID(string: reference(hi, lo))
+        #expect(back?.high == hi && back?.low == lo)
+    }
+    // One byte outside the alphabet, at every place, is refused.
+    for place in 0..<26 {
+        var b = Array(reference(rng.next() >> 3, rng.next()).utf8)
+        b[place] = UInt8(ascii: "U")
+        #expect(ULID(string: String(decoding: b, as: UTF8.self)) == nil)
+    }
+}

@@ -1,6 +1,7 @@
 // The op-log line format and its checksum, the calendar and the page file names.
 import Foundation
 import JSONText
+import SystemCalls
 import Testing
 @testable import Workspace
 
@@ -255,6 +256,37 @@ func checkedLine(_ json: String) -> [UInt8] {
                 let b = UnsafeRawBufferPointer(rebasing: all[start..<(start + len)])
                 #expect(CRC32C.checksum(b) == CRC32C.software(b))
                 #expect(CRC32C.checksum(b, seed: 0xDEAD_BEEF) == CRC32C.software(b, seed: 0xDEAD_BEEF))
+            }
+        }
+    }
+}
+
+/// ByteWriter.decimal spells a number as String(v) does, two digits at a time: every digit count,
+/// each side of a power of ten, both ends of Int64.
+@Test func decimal_spells_every_number_as_the_standard_library_does() {
+    var values: [Int64] = [0, 1, 9, 10, 11, 99, 100, 101, Int64.max, Int64.min, Int64.min + 1, 1_796_206_489_801]
+    var p: Int64 = 1
+    for _ in 0..<18 { p *= 10; values += [p - 1, p, p + 1, -p, -(p - 1)] }
+    values += (0..<2000).map { _ in Int64.random(in: Int64.min...Int64.max) }
+    for v in values {
+        let got = [UInt8](unsafeUninitializedCapacity: 20) { room, n in
+            var w = ByteWriter(room)
+            w.decimal(v)
+            n = w.count
+        }
+        #expect(String(decoding: got, as: UTF8.self) == String(v))
+    }
+}
+
+/// A day is spelled with four digits of year and two of month and day, zero-padded, from the
+/// first year a journal page can name to the last: both separators.
+@Test func journal_days_spell_zero_padded_in_both_separators() {
+    for year in [1, 9, 10, 99, 100, 101, 999, 1000, 1999, 2000, 2026, 9999] {
+        for month in 1...12 {
+            for day in 1...Gregorian.daysIn(month: month, year: year) {
+                let d = JournalDay(year: year, month: month, day: day)!
+                #expect(d.iso == String(format: "%04d-%02d-%02d", year, month, day))
+                #expect(d.fileStem == String(format: "%04d_%02d_%02d", year, month, day))
             }
         }
     }

@@ -25,11 +25,10 @@ public struct JournalDay: Hashable, Comparable, Sendable, CustomStringConvertibl
     @discardableResult
     public func spell(_ separator: UInt8, into b: UnsafeMutableBufferPointer<UInt8>) -> Int {
         precondition(b.count >= 10, "JournalDay.spell: room for 10 bytes")
-        func put(_ v: Int, _ at: Int, _ width: Int) {
-            var v = v
-            for i in stride(from: at + width - 1, through: at, by: -1) { b[i] = UInt8(48 + v % 10); v /= 10 }
-        }
-        put(year, 0, 4); b[4] = separator; put(month, 5, 2); b[7] = separator; put(day, 8, 2)
+        // Two digits at a time from ByteWriter's pairs (each part modulo its width, as ever).
+        let o = b.baseAddress!, pairs = ByteWriter.digitPairs.utf8Start
+        func pair(_ v: Int, _ at: Int) { let v = v % 100; o[at] = pairs[2 * v]; o[at + 1] = pairs[2 * v + 1] }
+        pair(year / 100, 0); pair(year, 2); o[4] = separator; pair(month, 5); o[7] = separator; pair(day, 8)
         return 10
     }
 

@@ -44,6 +44,13 @@
         s.withUTF8 { bytes($0) }
     }
 
+    /// Forgets what was written from `start` on (at most what is written).
+    @inlinable @inline(__always)
+    public mutating func rewind(to start: Int) {
+        precondition(start >= 0 && start <= _count, "ByteWriter: rewound past what is written")
+        _count = start
+    }
+
     /// `n` spaces (a Markdown block's indent).
     @inlinable @inline(__always)
     public mutating func spaces(_ n: Int) {
@@ -66,16 +73,36 @@
         _count += id.spell(into: UnsafeMutableBufferPointer(rebasing: room[_count...]))
     }
 
-    /// Base-10 spelling, as `String(v)` gives it (at most 20 bytes).
+    /// Base-10 spelling, as `String(v)` gives it (at most 20 bytes): two digits at a time from a
+    /// table of the hundred pairs, written backwards from the end its digit count puts it at.
     public mutating func decimal(_ v: Int64) {
         if v < 0 { byte(45) }
         var m = v.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // scratch for up to 20 digits, written backwards
-        withUnsafeMutableBytes(of: &digits) { d in
-            var n = 24
-            repeat { n -= 1; d[n] = UInt8(48 + m % 10); m /= 10 } while m > 0
-            bytes(UnsafeBufferPointer(rebasing: d.bindMemory(to: UInt8.self)[n...]))
+        var n = 1
+        var t = m
+        while t >= 10 { t /= 10; n += 1 }
+        precondition(n <= room.count - _count, "ByteWriter: past the room made for the line")
+        var q = room.baseAddress! + _count + n
+        let pairs = ByteWriter.digitPairs.utf8Start
+        while m >= 100 {
+            let r = Int(m % 100)
+            m /= 100
+            q -= 2
+            q[0] = pairs[2 * r]; q[1] = pairs[2 * r + 1]
         }
+        if m >= 10 {
+            q -= 2
+            q[0] = pairs[2 * Int(m)]; q[1] = pairs[2 * Int(m) + 1]
+        } else {
+            q -= 1
+            q[0] = UInt8(48 + m)
+        }
+        _count += n
+    }
+
+    /// The hundred two-digit pairs, "00" to "99" (a literal: nothing made at run time).
+    static var digitPairs: StaticString {
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
     }
 }
 

@@ -26,35 +26,36 @@ public enum OpEncoder {
         w.lit("{\"k\":\""); w.lit(op.kind.code)
         w.lit("\",\"w\":"); w.decimal(op.hlc.wall)
         w.lit(",\"c\":"); w.decimal(Int64(op.hlc.counter))
-        idField("a", op.hlc.actor, &w)
-        idField("id", op.id, &w)
+        idField(",\"a\":\"", op.hlc.actor, &w)
+        idField(",\"id\":\"", op.id, &w)
         switch op.kind {
         case .createPage:
-            field("pk", op.pageKind == .journal ? "j" : "p", &w)
-            field("t", op.text, &w)
+            field(",\"pk\":", op.pageKind == .journal ? "j" : "p", &w)
+            field(",\"t\":", op.text, &w)
         case .createBlock:
-            idField("pg", op.page, &w)
-            if let p = op.parent { idField("pa", p, &w) } else { field("pa", "", &w) }
-            field("pos", op.pos, &w)
-            field("t", op.text, &w)
+            idField(",\"pg\":\"", op.page, &w)
+            if let p = op.parent { idField(",\"pa\":\"", p, &w) } else { w.lit(",\"pa\":\"\"") }
+            field(",\"pos\":", op.pos, &w)
+            field(",\"t\":", op.text, &w)
             props(op.props, &w)
         case .updateBlock:
-            field("t", op.text, &w)
+            field(",\"t\":", op.text, &w)
             props(op.props, &w)
         case .moveBlock:
-            if let p = op.parent { idField("pa", p, &w) } else { field("pa", "", &w) }
-            field("pos", op.pos, &w)
+            if let p = op.parent { idField(",\"pa\":\"", p, &w) } else { w.lit(",\"pa\":\"\"") }
+            field(",\"pos\":", op.pos, &w)
         case .setPreamble:
-            field("t", op.text, &w)
+            field(",\"t\":", op.text, &w)
         case .deleteBlock, .unknown:
             break
         }
         w.byte(UInt8(ascii: "}"))
         let line = w.written
         let crc = CRC32C.checksum(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: line[jsonStart...])))
-        hex.withUnsafeBufferPointer { hex in
-            for i in 0..<8 { line[lineStart + i] = hex[Int((crc >> UInt32(28 - 4 * i)) & 0xF)] }
-        }
+        // The eight hex digits, most significant first: BlockID's spreading puts the first in the
+        // lowest byte, which a little-endian store writes first.
+        let digits = BlockID.hexDigits(crc).littleEndian
+        withUnsafeBytes(of: digits) { UnsafeMutableRawPointer(line.baseAddress! + lineStart).copyMemory(from: $0.baseAddress!, byteCount: 8) }
         w.byte(10)
     }
 
@@ -64,18 +65,16 @@ public enum OpEncoder {
         return out
     }
 
-    static func field(_ key: StaticString, _ value: String, _ w: inout ByteWriter) {
-        w.lit(",\"")
-        w.lit(key)
-        w.lit("\":")
+    /// `prefix` (`,"key":`) and the value as a JSON string.
+    static func field(_ prefix: StaticString, _ value: String, _ w: inout ByteWriter) {
+        w.lit(prefix)
         string(value, &w)
     }
 
-    /// `,"key":"<uuid>"` without building the id's String (a UUID never needs escaping).
-    static func idField(_ key: StaticString, _ id: BlockID, _ w: inout ByteWriter) {
-        w.lit(",\"")
-        w.lit(key)
-        w.lit("\":\"")
+    /// `prefix` (`,"key":"`), the id and its closing quote, without building the id's String (a
+    /// UUID never needs escaping).
+    static func idField(_ prefix: StaticString, _ id: BlockID, _ w: inout ByteWriter) {
+        w.lit(prefix)
         w.id(id)
         w.byte(34)
     }
@@ -99,18 +98,38 @@ public enum OpEncoder {
         s.withUTF8 { escaped($0, &w) }
     }
 
-    /// `b` as a JSON string. Runs of bytes that need no escape (most values are one run) go in with
-    /// one copy each, found eight bytes at a time.
+    /// `b` as a JSON string. Nearly every string needs no escape: it is told so a word at a time
+    /// (the last word overlapping the one before, and a string shorter than a word read back from
+    /// the room it was copied into, which the longest-escape room always leaves) and copied whole.
+    /// A string that needs one is written a run at a time from its first such byte.
     @inline(__always)
     static func escaped(_ b: UnsafeBufferPointer<UInt8>, _ w: inout ByteWriter) {
         w.byte(34)
-        guard let base = b.baseAddress else { w.byte(34); return }
-        var run = 0, k = 0
-        while k < b.count {
-            if k + 8 <= b.count, !JSONWord.anyQuoteBackslashOrControl(UnsafeRawPointer(base + k).loadUnaligned(as: UInt64.self)) {
+        guard let base = b.baseAddress, b.count > 0 else { w.byte(34); return }
+        let n = b.count
+        var first = n  // the first byte that may need an escape
+        if n >= 8 {
+            var k = 0
+            while k < n {
+                let at = min(k, n - 8)
+                if JSONWord.anyQuoteBackslashOrControl(UnsafeRawPointer(base + at).loadUnaligned(as: UInt64.self)) { first = at; break }
                 k += 8
-                continue
             }
+            if first == n { w.bytes(b); w.byte(34); return }
+        } else if w.room.count - w.count >= 8 {
+            let start = w.count
+            w.bytes(b)
+            let word = UnsafeRawPointer(w.room.baseAddress! + start).loadUnaligned(as: UInt64.self)
+            // Only the string's own bytes count (little-endian: the first in the lowest byte).
+            if JSONWord.quoteBackslashOrControl(word) & (UInt64.max >> (64 - 8 * n)) == 0 { w.byte(34); return }
+            w.rewind(to: start)
+            first = 0
+        } else {
+            first = 0
+        }
+        w.bytes(UnsafeBufferPointer(rebasing: b[..<first]))
+        var run = first, k = first
+        while k < n {
             let c = b[k]
             k += 1
             guard c < 32 || c == 34 || c == 92 else { continue }
