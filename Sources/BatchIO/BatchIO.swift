@@ -88,28 +88,35 @@ public final class BatchIO {
     /// hand-off costs more CPU than the unlink itself).
     public func unlinkAll(at dirfds: [Int32], names: [String], useRing: Bool = true,
                           paths: (Int) -> String) -> [Result<Void, Errno>] {
-        precondition(dirfds.count == names.count, "one directory fd per name")
+        let cNames = names.map { UnsafePointer(strdup($0)!) }
+        defer { cNames.forEach { free(UnsafeMutablePointer(mutating: $0)) } }
+        return unlinkAll(at: dirfds, cNames: cNames, useRing: useRing, paths: paths)
+    }
+
+    /// The same with the names as C strings, which stay valid until it returns (the drain spells
+    /// its capture files' names in one buffer per batch: no String, no copy per name).
+    public func unlinkAll(at dirfds: [Int32], cNames: [UnsafePointer<CChar>], useRing: Bool = true,
+                          paths: (Int) -> String) -> [Result<Void, Errno>] {
+        precondition(dirfds.count == cNames.count, "one directory fd per name")
         guard useRing, let ring = liveRing(), ring.broken == nil else {
-            return names.indices.map { i in
-                Result { try Sys.unlinkat(dirfds[i], names[i], fullPath: paths(i)) }
+            return cNames.indices.map { i in
+                Result { try Sys.unlinkat(dirfds[i], cName: cNames[i], fullPath: paths(i)) }
                     .mapError { ($0 as? Errno) ?? Errno(EIO) }
             }
         }
-        var results = [Result<Void, Errno>?](repeating: nil, count: names.count)
+        var results = [Result<Void, Errno>?](repeating: nil, count: cNames.count)
         var submitted: [Int] = []
-        submitted.reserveCapacity(names.count)
+        submitted.reserveCapacity(cNames.count)
         let watched = Sys.interposer != nil
-        for i in names.indices {
+        for i in cNames.indices {
             if watched, let e = Sys.injectedFailure(SysCall(.uringUnlink, path: paths(i))) {
                 results[i] = .failure(e)
             } else {
                 submitted.append(i)
             }
         }
-        let cNames = submitted.map { strdup(names[$0])! }
-        defer { cNames.forEach { free($0) } }
         let res = ring.run(submitted.count) { k, ud in
-            CURingShim_queueUnlinkAt(ring.handle, dirfds[submitted[k]], cNames[k], ud)
+            CURingShim_queueUnlinkAt(ring.handle, dirfds[submitted[k]], cNames[submitted[k]], ud)
         }
         for (k, i) in submitted.enumerated() {
             if watched { Sys.record(SysCall(.uringUnlink, path: paths(i)), Int(res[k])) }

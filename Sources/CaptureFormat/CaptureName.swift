@@ -12,17 +12,43 @@ public enum CaptureName {
     public static func ulid(of name: String) -> ULID? {
         // On the name's bytes: every entry of every listing comes through here.
         var name = name
-        return name.withUTF8 { u -> ULID? in
-            guard u.count == 26 + 5, u[26] == UInt8(ascii: "."), u[27] == UInt8(ascii: "j"), u[28] == UInt8(ascii: "s"),
-                  u[29] == UInt8(ascii: "o"), u[30] == UInt8(ascii: "n") else { return nil }
-            return ULID(ascii: UnsafeBufferPointer(rebasing: u[..<26]))
-        }
+        return name.withUTF8 { ulid(ofBytes: $0) }
     }
 
     /// The capture id a final-form name spells (for logs and listings), nil for any other name.
     public static func captureID(of name: String) -> String? { ulid(of: name)?.string }
 
     public static func fileName(for id: ULID) -> String { id.string + suffix }
+
+    /// The bytes of a final-form name: 26 of the id, ".json".
+    public static var fileNameBytes: Int { 26 + 5 }
+
+    /// Writes `id`'s final-form name and a NUL at the start of `out` (at least 32 bytes).
+    public static func spellFileName(_ id: ULID, into out: UnsafeMutableBufferPointer<UInt8>) {
+        precondition(out.count > fileNameBytes, "CaptureName.spellFileName: room for 32 bytes")
+        id.spell(into: out)
+        let o = out.baseAddress! + 26
+        o[0] = UInt8(ascii: "."); o[1] = UInt8(ascii: "j"); o[2] = UInt8(ascii: "s"); o[3] = UInt8(ascii: "o"); o[4] = UInt8(ascii: "n")
+        o[5] = 0
+    }
+
+    /// `id`'s final-form name as a C string on the stack, for the call only (the drain opens each
+    /// capture file by it: no String is made per file). Inlinable, so it is made for its caller's
+    /// result type, not run generically.
+    @inlinable
+    public static func withFileName<R>(_ id: ULID, _ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: fileNameBytes + 1) { b in
+            spellFileName(id, into: b)
+            return try b.withMemoryRebound(to: CChar.self) { try body($0.baseAddress!) }
+        }
+    }
+
+    /// The id of a final-form name given as its bytes (a directory listing's), nil for any other.
+    public static func ulid(ofBytes u: UnsafeBufferPointer<UInt8>) -> ULID? {
+        guard u.count == 26 + 5, u[26] == UInt8(ascii: "."), u[27] == UInt8(ascii: "j"), u[28] == UInt8(ascii: "s"),
+              u[29] == UInt8(ascii: "o"), u[30] == UInt8(ascii: "n") else { return nil }
+        return ULID(ascii: UnsafeBufferPointer(rebasing: u[..<26]))
+    }
 
     public static let attachmentSuffix = ".att"
 

@@ -47,7 +47,7 @@ enum AttachmentWait: Error { case waiting(String) }
 
 enum AttachmentStage {
     /// Checks and stores every attachment of `capture`; the links its block gets.
-    static func store(_ capture: DecodedCapture, entry: PendingEntry, arrivedAt: Int, assets: AssetsDirectory,
+    static func store(_ capture: DecodedCapture, entry: PendingEntry, inbox: String, arrivedAt: Int, assets: AssetsDirectory,
                       options: DrainOptions, now: Int = time(nil)) -> Verdict<[AssetLink]> {
         var links: [AssetLink] = []
         for (i, a) in capture.attachments.enumerated() {
@@ -60,7 +60,7 @@ enum AttachmentStage {
             guard a.size <= options.attachmentLimit else {
                 return .setAside("\(what): \(a.size) bytes, over the attachment limit of \(options.attachmentLimit) bytes")
             }
-            switch storeOne(a, file: expected, entry: entry, assets: assets) {
+            switch storeOne(a, file: expected, entry: entry, inbox: inbox, assets: assets) {
             case .land(let link): links.append(link)
             case .setAside(let why): return .setAside("\(what): \(why)")
             case .keep(let why): return .keep("\(what): \(why)")
@@ -79,9 +79,9 @@ enum AttachmentStage {
     }
 
     /// One attachment, checked and stored; the link to its asset.
-    private static func storeOne(_ a: Attachment, file: String, entry: PendingEntry, assets: AssetsDirectory) -> Verdict<AssetLink> {
+    private static func storeOne(_ a: Attachment, file: String, entry: PendingEntry, inbox: String, assets: AssetsDirectory) -> Verdict<AssetLink> {
         let source: FileDescriptor
-        switch InboxEntry.openUntrusted(file, in: entry.directory, fullPath: Path.join(entry.inbox, file), missing: .wait("has not arrived")) {
+        switch InboxEntry.openUntrusted(file, in: entry.directory, fullPath: Path.join(inbox, file), missing: .wait("has not arrived")) {
         case .land(let f): source = f
         case let other: return other.then { _ in .gone }
         }

@@ -24,7 +24,7 @@ struct ReadEntry {
 /// opened, as the C floor does: files held open at once cost the kernel more per call than the
 /// same calls one file at a time (a burst of 10,000 on tmpfs in C, a batch of 4,096 opened whole
 /// before it was read: 1.2x the time).
-func openAndRead(_ entries: ArraySlice<PendingEntry>, _ io: BatchIO, onRing: Bool, byteBudget: Int,
+func openAndRead(_ entries: ArraySlice<PendingEntry>, of inboxes: PassInboxes, _ io: BatchIO, onRing: Bool, byteBudget: Int,
                  settle: inout Settlement) -> (files: [ReadEntry], end: Int) {
     var read: [ReadEntry] = []
     read.reserveCapacity(entries.count)
@@ -39,7 +39,7 @@ func openAndRead(_ entries: ArraySlice<PendingEntry>, _ io: BatchIO, onRing: Boo
             opening: while next < entries.endIndex, opened.count < ringChunk, bytes < byteBudget || (read.isEmpty && opened.isEmpty) {
                 let entry = entries[next]
                 next += 1
-                switch settle.act(on: InboxEntry.open(entry), for: entry) {
+                switch settle.act(on: InboxEntry.open(entry, in: inboxes), for: entry) {
                 case .proceed(let file): opened.append(file); bytes += file.size
                 case .skip: continue
                 case .stop: stopped = true; break opening
@@ -58,7 +58,7 @@ func openAndRead(_ entries: ArraySlice<PendingEntry>, _ io: BatchIO, onRing: Boo
     while next < entries.endIndex, bytes < byteBudget || read.isEmpty {
         let entry = entries[next]
         next += 1
-        switch settle.act(on: InboxEntry.open(entry), for: entry) {
+        switch settle.act(on: InboxEntry.open(entry, in: inboxes), for: entry) {
         case .proceed(let file):
             read.append(ReadEntry(opened: file, content: io.readFile(file.file.rawValue, size: file.size)))
             file.file.close()
@@ -81,8 +81,8 @@ let ringChunk: Int = {
 }()
 
 /// The capture a read file holds, or why it is not one.
-func decode(_ file: ReadEntry) -> Verdict<DecodedCapture> {
-    content(of: file).then { bytes in
+func decode(_ file: ReadEntry, of entry: PendingEntry, in inboxes: PassInboxes) -> Verdict<DecodedCapture> {
+    content(of: file, entry, inboxes).then { bytes in
         do {
             return .land(try CaptureFile.decode(bytes))
         } catch {
@@ -94,7 +94,7 @@ func decode(_ file: ReadEntry) -> Verdict<DecodedCapture> {
 /// The file's bytes as the batch read them; when the file grew after fstat (a writer not following
 /// the protocol, a sync tool writing in place), read again whole, still bounded by the limit and
 /// without following links.
-private func content(of file: ReadEntry) -> Verdict<[UInt8]> {
+private func content(of file: ReadEntry, _ entry: PendingEntry, _ inboxes: PassInboxes) -> Verdict<[UInt8]> {
     switch file.content {
     case .failure(let e):
         return .keep("\(e)")
@@ -102,8 +102,8 @@ private func content(of file: ReadEntry) -> Verdict<[UInt8]> {
         return .land(bytes)
     case .success:
         do {
-            let entry = file.opened.entry
-            return .land(try Durable.readRegularFile(entry.name, in: entry.directory, fullPath: entry.path, limit: CaptureFile.maxFileBytes))
+            return .land(try Durable.readRegularFile(entry.name, in: entry.directory, fullPath: inboxes.fullPath(of: entry),
+                                                     limit: CaptureFile.maxFileBytes))
         } catch let e as Errno where e.code == EFBIG {
             return .setAside("grew past the \(CaptureFile.maxFileBytes)-byte limit while being read: not read")
         } catch let e as Errno where e == .ENOENT {
@@ -163,25 +163,39 @@ func append(_ landing: Landing, to workspace: Workspace) async throws -> [Append
     return try await workspace.appendCaptures(landing.blocks)
 }
 
-/// Deletes drained files relative to their inboxes' directories. Their ops are durable, so a file
-/// that stays (any failure but ENOENT) costs only a warning: its replay is a no-op.
-/// `unlinkAll` answers one result per name, in order.
-func unlink(_ gone: [PendingEntry], _ io: BatchIO, useRing: Bool, _ observer: DrainObserver) {
-    let results = io.unlinkAll(at: gone.map(\.directory.rawValue), names: gone.map(\.name), useRing: useRing) { gone[$0].path }
-    for (entry, result) in zip(gone, results) {
+/// Deletes drained files (the entries at `places`) relative to their inboxes' directories. Their
+/// ops are durable, so a file that stays (any failure but ENOENT) costs only a warning: its replay
+/// is a no-op. `unlinkAll` answers one result per name, in order.
+/// The names are spelled into one buffer, each ending in a NUL: no String per file.
+func unlink(_ places: [Int], of entries: ArraySlice<PendingEntry>, in inboxes: PassInboxes, _ io: BatchIO, useRing: Bool,
+            _ observer: DrainObserver) {
+    let stride = CaptureName.fileNameBytes + 1
+    let names = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, places.count * stride))
+    defer { names.deallocate() }
+    let cNames = places.indices.map { k -> UnsafePointer<CChar> in
+        let room = UnsafeMutableBufferPointer(rebasing: names[(k * stride)..<((k + 1) * stride)])
+        CaptureName.spellFileName(entries[places[k]].id, into: room)
+        return UnsafeRawPointer(room.baseAddress!).assumingMemoryBound(to: CChar.self)
+    }
+    let results = io.unlinkAll(at: places.map { entries[$0].directory.rawValue }, cNames: cNames, useRing: useRing) {
+        inboxes.fullPath(of: entries[places[$0]])
+    }
+    for (place, result) in zip(places, results) {
         if case .failure(let e) = result, e != .ENOENT {
-            observer.warning(inbox: entry.inbox, name: entry.name, message: "drained but not deleted: \(e)")
+            observer.warning(inbox: inboxes.path(of: entries[place]), name: entries[place].name, message: "drained but not deleted: \(e)")
         }
     }
 }
 
 /// Deletes the attachment files listed with each drained capture (after the capture files).
-func unlinkAttachments(of gone: [PendingEntry], _ observer: DrainObserver) {
-    for entry in gone {
-        for name in entry.attachmentFiles {
-            do { try entry.directory.unlink(name, fullPath: Path.join(entry.inbox, name)) } catch let e as Errno where e == .ENOENT {
+func unlinkAttachments(of places: [Int], in entries: ArraySlice<PendingEntry>, _ inboxes: PassInboxes, _ observer: DrainObserver) {
+    for place in places {
+        let entry = entries[place]
+        for name in inboxes.attachmentFiles(of: entry) {
+            let inbox = inboxes.path(of: entry)
+            do { try entry.directory.unlink(name, fullPath: Path.join(inbox, name)) } catch let e as Errno where e == .ENOENT {
             } catch {
-                observer.warning(inbox: entry.inbox, name: name, message: "drained but its attachment is not deleted: \(error)")
+                observer.warning(inbox: inbox, name: name, message: "drained but its attachment is not deleted: \(error)")
             }
         }
     }

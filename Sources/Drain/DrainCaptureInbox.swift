@@ -46,20 +46,37 @@ public struct DrainOptions: Sendable {
     }
 }
 
-/// One pending entry: a final-form name in one of the inboxes.
+/// One pending entry: a final-form name in one of the inboxes. It holds no String (its name is
+/// its id's spelling, its inbox's path and attachments are the pass's `PassInboxes`), so the
+/// drain's copies of it retain nothing.
 struct PendingEntry {
-    var inbox: String
-    var name: String
     var id: ULID
-    /// The inbox's directory (open for the whole pass) and its rank in the inbox list.
+    /// The inbox's directory (open for the whole pass).
     var directory: FileDescriptor
-    var rank: Int
+    /// Its inbox's rank in the inbox list: its index in the pass's `PassInboxes`.
+    var inbox: Int
     /// Its place in the pass's capture order: where a transient error stops the pass.
     var place = 0
-    /// The attachment files of its id in its inbox (`<ULID>.<k>.att`), as listed: deleted after it
-    /// lands, set aside with it.
-    var attachmentFiles: [String] = []
-    var path: String { Path.join(inbox, name) }
+    /// `<ULID>.json`, made when a message or a slow path needs it (the hot ones spell it on the stack).
+    var name: String { CaptureName.fileName(for: id) }
+}
+
+/// The inboxes of one pass, by rank (an entry's `inbox`): each one's path, and the attachment
+/// files (`<ULID>.<k>.att`) listed there for each capture id, deleted after it lands, set aside with it.
+struct PassInboxes {
+    var paths: [String]
+    var attachments: [[ULID: [String]]]
+
+    init(_ paths: [String]) {
+        self.paths = paths
+        attachments = Array(repeating: [:], count: paths.count)
+    }
+
+    func path(of e: PendingEntry) -> String { paths[e.inbox] }
+    func fullPath(of e: PendingEntry) -> String { Path.join(paths[e.inbox], e.name) }
+    func attachmentFiles(of e: PendingEntry) -> [String] {
+        attachments[e.inbox].isEmpty ? [] : attachments[e.inbox][e.id] ?? []
+    }
 }
 
 /// Drains every final-form file of `inboxes` into `workspace`: parse, append one block per capture
@@ -85,8 +102,8 @@ public func drain_capture_inbox(
         while start < entries.count {
             // At most batchLimit entries; the batch itself ends earlier once it has read batchBytes.
             let limit = min(start + max(1, options.batchLimit), entries.count)
-            let batch = await drainBatch(entries[start..<limit], passEnd: entries.count, workspace: workspace, io: io,
-                                         onRing: onRing, observer: observer, assets: assets, options: options)
+            let batch = await drainBatch(entries[start..<limit], of: listing.inboxes, passEnd: entries.count, workspace: workspace,
+                                         io: io, onRing: onRing, observer: observer, assets: assets, options: options)
             report += batch.settle.report
             if let stoppedAt = batch.settle.stoppedAt {
                 report.deferred += entries.count - stoppedAt
@@ -117,6 +134,7 @@ private func project(_ workspace: Workspace, _ observer: DrainObserver) async {
 /// any link below the workspace's root (`Inbox.open`): a linked one is refused, its target unread.
 struct InboxListing {
     var entries: [PendingEntry] = []
+    var inboxes: PassInboxes
     var directories: [FileDescriptor] = []
     /// Some inbox is on tmpfs or ramfs (asked only when `probeFileSystems`).
     var onMemoryFileSystem = false
@@ -126,25 +144,30 @@ struct InboxListing {
     var orphans: [OrphanAttachments] = []
 
     init(_ inboxes: [String], workspace root: String, probeFileSystems: Bool) {
+        self.inboxes = PassInboxes(inboxes)
         for (rank, inbox) in inboxes.enumerated() where !inboxes[..<rank].contains(inbox) {  // an inbox listed twice keeps its first rank
             do {
                 let directory = try Inbox.open(inbox, workspace: root)
                 directories.append(directory)
                 if probeFileSystems, isMemoryFileSystem(directory) { onMemoryFileSystem = true }
-                // The directory listed once, each name parsed once (Inbox.pending would parse and sort
-                // by name, then we would again): the sort below by (id, name) is the same order.
+                // The directory listed once, each name parsed once from its bytes (Inbox.pending
+                // would parse and sort by name, then we would again): the sort below by id is the
+                // same order. A capture's name is its id's spelling: no String is made of it.
                 var attachments: [ULID: [String]] = [:]
                 let first = entries.count
-                let names = try directory.readDirectory(path: inbox)
-                entries.reserveCapacity(entries.count + names.count)
-                for name in names {
-                    guard let id = CaptureName.ulid(of: name) else {
+                try directory.readDirectory(path: inbox) { bytes in
+                    if let id = CaptureName.ulid(ofBytes: bytes) {
+                        entries.append(PendingEntry(id: id, directory: directory, inbox: rank))
+                    } else if bytes.count > 26, bytes.last == UInt8(ascii: "t") {  // could end in ".att"
+                        let name = String(decoding: bytes, as: UTF8.self)
                         if let a = CaptureName.attachment(of: name) { attachments[a.id, default: []].append(name) }
-                        continue
                     }
-                    entries.append(PendingEntry(inbox: inbox, name: name, id: id, directory: directory, rank: rank))
                 }
-                for i in first..<entries.count { entries[i].attachmentFiles = attachments.removeValue(forKey: entries[i].id)?.sorted() ?? [] }
+                var listed: [ULID: [String]] = [:]
+                for i in first..<entries.count {
+                    if let names = attachments.removeValue(forKey: entries[i].id) { listed[entries[i].id] = names.sorted() }
+                }
+                self.inboxes.attachments[rank] = listed
                 for (id, names) in attachments { orphans.append(OrphanAttachments(id: id, inbox: inbox, directory: directory, names: names)) }
             } catch let e as Errno where e == .ENOENT {
                 continue  // an inbox nobody has written to yet
@@ -154,13 +177,9 @@ struct InboxListing {
                 self.error = "cannot list \(inbox): \(error)"
             }
         }
-        // Capture order across inboxes; the sort is stable, so a same-id copy keeps inbox order.
-        // Within one inbox names are unique, so (id, inbox order, name) is a total order.
-        entries.sort { a, b in
-            if a.id != b.id { return a.id < b.id }
-            if a.rank != b.rank { return a.rank < b.rank }
-            return a.name < b.name
-        }
+        // Capture order across inboxes: a same-id copy in inbox order. Within one inbox a name is
+        // its id's spelling, so (id, inbox order) is a total order.
+        entries.sort { a, b in a.id != b.id ? a.id < b.id : a.inbox < b.inbox }
         for i in entries.indices { entries[i].place = i }
     }
 }
@@ -174,22 +193,23 @@ struct OrphanAttachments {
     var names: [String]
 }
 
-/// The captures on their way into the op log: their files and the blocks they become, in two
-/// lists of one order, so the blocks go to `appendCaptures` as they are, not copied one by one.
+/// The captures on their way into the op log: their files (by place in the pass's entries) and
+/// the blocks they become, in two lists of one order, so the blocks go to `appendCaptures` as they
+/// are, not copied one by one.
 struct Landing {
-    var entries: [PendingEntry] = []
+    var places: [Int] = []
     var blocks: [CaptureBlock] = []
-    var isEmpty: Bool { entries.isEmpty }
+    var isEmpty: Bool { places.isEmpty }
 
     init(capacity: Int) {
-        entries.reserveCapacity(capacity)
+        places.reserveCapacity(capacity)
         blocks.reserveCapacity(capacity)
     }
 
     /// The block is made in the call (`CapturePlace.block`) and stored as it is; its assets are
     /// set where it is stored.
-    mutating func append(_ entry: PendingEntry, _ block: consuming CaptureBlock, assets: [AssetLink]) {
-        entries.append(entry)
+    mutating func append(_ place: Int, _ block: consuming CaptureBlock, assets: [AssetLink]) {
+        places.append(place)
         blocks.append(block)
         if !assets.isEmpty { blocks[blocks.count - 1].assets = assets }
     }
@@ -200,53 +220,54 @@ struct Landing {
 /// file (a `Verdict`: land, set aside, keep) and this loop alone acts on the verdicts, through
 /// `Settlement`. The pass's last batch (`end == passEnd`) writes its pages before its unlinks.
 private func drainBatch(
-    _ candidates: ArraySlice<PendingEntry>, passEnd: Int, workspace: Workspace, io: BatchIO, onRing: Bool,
+    _ candidates: ArraySlice<PendingEntry>, of inboxes: PassInboxes, passEnd: Int, workspace: Workspace, io: BatchIO, onRing: Bool,
     observer: DrainObserver, assets: AssetsDirectory, options: DrainOptions
 ) async -> (settle: Settlement, end: Int) {
-    var settle = Settlement(observer: observer)
+    var settle = Settlement(observer: observer, inboxes: inboxes)
 
     // 1. Open and check every entry; bad ones are set aside at once (their order does not matter:
     //    they never land). A transient error stops the batch there.
     // 2. Read each one and close it (io_uring: a chunk of files open at a time, each chunk read in
     //    one submission; plain: one file at a time).
     // 3. Decode, in capture order; a second inbox's copy of an id lands with the first, unappended.
-    let (files, end) = openAndRead(candidates, io, onRing: onRing, byteBudget: options.batchBytes, settle: &settle)
+    let (files, end) = openAndRead(candidates, of: inboxes, io, onRing: onRing, byteBudget: options.batchBytes, settle: &settle)
     var landing = Landing(capacity: files.count)
-    var copies: [PendingEntry] = []
+    var copies: [Int] = []
     // The files come in capture order, where copies of one id stand together: a file whose id is
     // the last landed one is a copy, with no set of every id landed.
     var lastLanded: ULID? = nil
     decoding: for file in files {
-        let entry = file.opened.entry
-        switch settle.act(on: decode(file), for: entry) {
+        let entry = candidates[file.opened.place]
+        switch settle.act(on: decode(file, of: entry, in: inboxes), for: entry) {
         case .skip: continue
         case .stop: break decoding
         case .proceed(let capture):
             // The decoder's warnings are all about captured_at: captureBlock says them once, with
             // the time used instead.
             // The block first: a copy is deleted with the first of its id only if that one lands.
+            let id = entry.id
             let place: CapturePlace
-            switch settle.act(on: captureBlock(capture, id: entry.id), for: entry) {
+            switch settle.act(on: captureBlock(capture, id: id), for: entry) {
             case .skip: continue
             case .stop: break decoding
             case .proceed(let made): place = made
             }
-            if entry.id == lastLanded { copies.append(entry); continue }
+            if id == lastLanded { copies.append(entry.place); continue }
             // Its attachments into assets/, durably, before its block can be appended; a block
             // already known (a replay, another device's drain) needs none of them.
             var links: [AssetLink] = []
-            let blockID = BlockID(capture: entry.id)
+            let blockID = BlockID(capture: id)
             if !capture.attachments.isEmpty, await !workspace.knownBlocks([blockID]).contains(blockID) {
-                switch settle.act(on: AttachmentStage.store(capture, entry: entry, arrivedAt: file.opened.changedAt,
+                switch settle.act(on: AttachmentStage.store(capture, entry: entry, inbox: inboxes.path(of: entry), arrivedAt: file.opened.changedAt,
                                                              assets: assets, options: options), for: entry) {
                 case .skip: continue
                 case .stop: break decoding
                 case .proceed(let stored): links = stored
                 }
             }
-            lastLanded = entry.id
-            if let warning = place.warning { observer.warning(inbox: entry.inbox, name: entry.name, message: warning) }
-            landing.append(entry, place.block(capture), assets: links)
+            lastLanded = id
+            if let warning = place.warning { observer.warning(inbox: inboxes.path(of: entry), name: entry.name, message: warning) }
+            landing.append(entry.place, place.block(capture), assets: links)
         }
     }
 
@@ -257,7 +278,7 @@ private func drainBatch(
     do {
         outcomes = try await append(landing, to: workspace)
     } catch {
-        settle.keep(landing.entries + copies, because: "op log append failed: \(error)", batchEnd: end)
+        settle.keep(landing.places.count + copies.count, because: "op log append failed: \(error)", batchEnd: end)
         return (settle, end)
     }
     let durableUsec = wallClockMicroseconds()
@@ -270,10 +291,10 @@ private func drainBatch(
     // 6. Only now may the files go, each capture file before its attachments (an attachment left
     //    by a crash between the two is deleted by a later pass: its block is known). A failed
     //    unlink leaves a file whose replay is a no-op.
-    let gone = copies.isEmpty ? landing.entries : landing.entries + copies  // not copied when it need not be
-    unlink(gone, io, useRing: onRing, observer)
-    unlinkAttachments(of: gone, observer)
-    settle.landed(landing, outcomes, copies: copies.count, durableUsec: durableUsec)
+    let gone = copies.isEmpty ? landing.places : landing.places + copies  // not copied when it need not be
+    unlink(gone, of: candidates, in: inboxes, io, useRing: onRing, observer)
+    unlinkAttachments(of: gone, in: candidates, inboxes, observer)
+    settle.landed(landing, of: candidates, outcomes, copies: copies.count, durableUsec: durableUsec)
     CrashPoint.hit(.afterUnlink)
     return (settle, end)
 }

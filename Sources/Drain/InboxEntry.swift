@@ -21,8 +21,9 @@ import CaptureFormat
 import SystemCalls
 
 /// An entry opened and checked: read at most `size` bytes (within the limit), then close `file`.
+/// It names its entry by place (the pass's entries hold each once): a copy retained its Strings.
 struct OpenedEntry {
-    var entry: PendingEntry
+    var place: Int
     var file: FileDescriptor
     var size: Int
     /// Its inode's change time (seconds): when it arrived here, which no sync tool can set.
@@ -35,13 +36,19 @@ enum InboxEntry {
 
     /// Opens `entry` relative to its inbox's directory (no walk of the full path) and judges it.
     /// Only a file that will be read stays open; every other verdict has closed it.
-    static func open(_ entry: PendingEntry) -> Verdict<OpenedEntry> {
+    static func open(_ entry: PendingEntry, in inboxes: PassInboxes) -> Verdict<OpenedEntry> {
         let file: FileDescriptor
-        switch openUntrusted(entry.name, in: entry.directory, fullPath: entry.path, missing: .gone) {
+        // By its name spelled on the stack: no String is made per capture file.
+        let opened = CaptureName.withFileName(entry.id) { name in
+            untrusted(missing: .gone) {
+                try FileDescriptor.open(cName: name, in: entry.directory, untrustedFlags, fullPath: inboxes.fullPath(of: entry))
+            }
+        }
+        switch opened {
         case .land(let f): file = f
         case let other: return other.then { _ in .gone }
         }
-        let verdict = judge(file).map { OpenedEntry(entry: entry, file: file, size: $0.size, changedAt: $0.changedAt) }
+        let verdict = judge(file).map { OpenedEntry(place: entry.place, file: file, size: $0.size, changedAt: $0.changedAt) }
         if case .land = verdict { return verdict }
         file.close()
         return verdict
@@ -52,8 +59,15 @@ enum InboxEntry {
     /// `missing` is what an absent name means to the caller.
     static func openUntrusted(_ name: String, in directory: FileDescriptor, fullPath: @autoclosure () -> String,
                               missing: Verdict<FileDescriptor>) -> Verdict<FileDescriptor> {
+        untrusted(missing: missing) { try FileDescriptor.open(name, in: directory, untrustedFlags, fullPath: fullPath()) }
+    }
+
+    static let untrustedFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY
+
+    /// What an open of an inbox's file (`open`, with `untrustedFlags`) means for it.
+    private static func untrusted(missing: Verdict<FileDescriptor>, _ open: () throws -> FileDescriptor) -> Verdict<FileDescriptor> {
         do {
-            return .land(try FileDescriptor.open(name, in: directory, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, fullPath: fullPath()))
+            return .land(try open())
         } catch let e as Errno {
             switch e.code {
             case ENOENT: return missing

@@ -45,12 +45,18 @@ enum Next<Value> {
 /// The acting half: sets files aside, keeps them, and keeps the batch's report and where it stopped.
 struct Settlement {
     let observer: DrainObserver
+    /// Where the entries acted on are (their paths, their attachments).
+    let inboxes: PassInboxes
     var report = DrainReport()
     /// The place (in the pass's capture order) of the first file left for the next pass.
     var stoppedAt: Int?
 
-    init(observer: DrainObserver) { self.observer = observer }
+    init(observer: DrainObserver, inboxes: PassInboxes) {
+        self.observer = observer
+        self.inboxes = inboxes
+    }
 
+    @inline(__always)
     mutating func act<Value>(on verdict: Verdict<Value>, for entry: PendingEntry) -> Next<Value> {
         switch verdict {
         case .land(let value):
@@ -61,11 +67,11 @@ struct Settlement {
             setAside(entry, reason)
             return .skip
         case .keep(let why):
-            report.transientError = "\(entry.path): \(why)"
+            report.transientError = "\(inboxes.fullPath(of: entry)): \(why)"
             return stop(at: entry)
         case .wait(let why, let at):
-            report.waiting.append(WaitingCapture(path: entry.path, why: why, retryAt: at))
-            observer.waiting(inbox: entry.inbox, name: entry.name, why: why)
+            report.waiting.append(WaitingCapture(path: inboxes.fullPath(of: entry), why: why, retryAt: at))
+            observer.waiting(inbox: inboxes.path(of: entry), name: entry.name, why: why)
             return .skip
         }
     }
@@ -77,22 +83,24 @@ struct Settlement {
 
     /// Files whose verdict was "land" but whose op never became durable: all kept, and the batch
     /// counts as stopped after its last file if nothing stopped it earlier.
-    mutating func keep(_ entries: [PendingEntry], because why: String, batchEnd: Int) {
+    mutating func keep(_ count: Int, because why: String, batchEnd: Int) {
         report.transientError = why
-        report.deferred += entries.count
+        report.deferred += count
         stoppedAt = stoppedAt ?? batchEnd
     }
 
     /// Reports each capture whose op is durable and whose file is gone (`copies`: second copies of
     /// an id from another inbox, deleted with the first and counted as duplicates).
-    mutating func landed(_ landing: Landing, _ outcomes: [AppendOutcome], copies: Int, durableUsec: UInt64) {
-        for (k, outcome) in zip(landing.entries.indices, outcomes) {
+    mutating func landed(_ landing: Landing, of entries: ArraySlice<PendingEntry>, _ outcomes: [AppendOutcome], copies: Int,
+                         durableUsec: UInt64) {
+        for (k, outcome) in zip(landing.places.indices, outcomes) {
             let duplicate = outcome == .alreadyPresent
             if duplicate { report.duplicates += 1 } else { report.drained += 1 }
-            let id = landing.entries[k].id
+            let place = landing.places[k]
+            let id = entries[place].id
             let capturedUsec = id.timestampMs * 1000
             observer.drained(DrainedCapture(
-                inbox: landing.entries[k].inbox, capture: id, block: BlockID(capture: id), journalDay: landing.blocks[k].day,
+                inbox: inboxes.path(of: entries[place]), capture: id, block: BlockID(capture: id), journalDay: landing.blocks[k].day,
                 source: landing.blocks[k].source, duplicate: duplicate,
                 latencyUsec: durableUsec > capturedUsec ? durableUsec - capturedUsec : 0, durableUsec: durableUsec,
                 attachments: landing.blocks[k].assets.count))
@@ -103,25 +111,26 @@ struct Settlement {
     /// Moves an entry to rejected/; when even that fails, the entry stays in the inbox, is reported,
     /// and the next pass tries again.
     private mutating func setAside(_ entry: PendingEntry, _ reason: String) {
+        let inbox = inboxes.path(of: entry)
         do {
-            try Rejection.setAside(inbox: entry.inbox, directory: entry.directory, name: entry.name, reason: reason)
+            try Rejection.setAside(inbox: inbox, directory: entry.directory, name: entry.name, reason: reason)
         } catch let e as Errno where e == .ENOENT {
             return  // it vanished meanwhile: nothing to set aside
         } catch {
             let why = "cannot set aside in \(Rejection.directoryName)/ (\(error)); kept in the inbox, not drained: \(reason)"
-            report.unsettled.append(UnsettledCapture(path: entry.path, why: why, cause: error))
-            observer.warning(inbox: entry.inbox, name: entry.name, message: why)
+            report.unsettled.append(UnsettledCapture(path: inboxes.fullPath(of: entry), why: why, cause: error))
+            observer.warning(inbox: inbox, name: entry.name, message: why)
             return
         }
         report.rejected += 1
-        observer.rejected(inbox: entry.inbox, name: entry.name, reason: reason)
+        observer.rejected(inbox: inbox, name: entry.name, reason: reason)
         // Its attachments go with it (the capture's reason names them); one that cannot stays.
-        for name in entry.attachmentFiles {
+        for name in inboxes.attachmentFiles(of: entry) {
             do {
-                try Rejection.moveAlong(inbox: entry.inbox, directory: entry.directory, name: name)
+                try Rejection.moveAlong(inbox: inbox, directory: entry.directory, name: name)
             } catch let e as Errno where e == .ENOENT {
             } catch {
-                observer.warning(inbox: entry.inbox, name: name, message: "its capture was set aside, but the attachment stays: \(error)")
+                observer.warning(inbox: inbox, name: name, message: "its capture was set aside, but the attachment stays: \(error)")
             }
         }
     }

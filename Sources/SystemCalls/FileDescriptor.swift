@@ -23,6 +23,12 @@ public struct FileDescriptor: Hashable, Sendable {
         FileDescriptor(rawValue: try Sys.openat(directory.rawValue, name, flags, fullPath: fullPath()))
     }
 
+    /// The same with the name as a C string (see `Sys.openat(_:cName:_:_:fullPath:)`).
+    public static func open(cName: UnsafePointer<CChar>, in directory: FileDescriptor, _ flags: Int32,
+                            fullPath: @autoclosure () -> String) throws -> FileDescriptor {
+        FileDescriptor(rawValue: try Sys.openat(directory.rawValue, cName: cName, flags, fullPath: fullPath()))
+    }
+
     public func close() { Sys.close(rawValue) }
 
     /// openat(2) of `name` in this directory (see `open(_:in:_:fullPath:)`).
@@ -48,6 +54,12 @@ public struct FileDescriptor: Hashable, Sendable {
     /// The names in this directory, without "." and ".."; the seam sees `path`.
     public func readDirectory(path: @autoclosure () -> String) throws -> [String] {
         try Sys.readDirectory(rawValue, path: path())
+    }
+
+    /// Each name in this directory as its bytes, valid only during the call (see
+    /// `Sys.readDirectory(_:path:each:)`).
+    public func readDirectory(path: @autoclosure () -> String, each body: (UnsafeBufferPointer<UInt8>) -> Void) throws {
+        try Sys.readDirectory(rawValue, path: path(), each: body)
     }
 
     /// mkdirat(2) of `name` in this directory.

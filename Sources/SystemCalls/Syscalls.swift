@@ -219,6 +219,14 @@ public enum Sys {
         return Int32(try retrying(call) { Int(Glibc.openat(dirfd, name, flags | O_CLOEXEC, mode)) }.get())
     }
 
+    /// The same with the name as a C string (one spelled on the stack: the drain opens a capture
+    /// file by its id's spelling, with no String made).
+    public static func openat(_ dirfd: Int32, cName: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t = 0,
+                              fullPath: @autoclosure () -> String) throws -> Int32 {
+        if interposer == nil { return Int32(try unobserved { Int(Glibc.openat(dirfd, cName, flags | O_CLOEXEC, mode)) }.get()) }
+        return try openat(dirfd, String(cString: cName), flags, mode, fullPath: fullPath())
+    }
+
     public static func close(_ fd: Int32) {
         // close(2) must not be retried on EINTR (the fd is gone either way on Linux).
         // With no interposer no SysCall is made: the drain closes one per capture.
@@ -404,6 +412,12 @@ public enum Sys {
         _ = try retrying(SysCall(.unlink, path: fullPath())) { Int(Glibc.unlinkat(dirfd, name, 0)) }.get()
     }
 
+    /// The same with the name as a C string (see `openat(_:cName:_:_:fullPath:)`).
+    public static func unlinkat(_ dirfd: Int32, cName: UnsafePointer<CChar>, fullPath: @autoclosure () -> String) throws {
+        if interposer == nil { _ = try unobserved { Int(Glibc.unlinkat(dirfd, cName, 0)) }.get(); return }
+        try unlinkat(dirfd, String(cString: cName), fullPath: fullPath())
+    }
+
     public static func mkdir(_ path: String, _ mode: mode_t) throws {
         _ = try retrying(SysCall(.mkdir, path: path, flags: Int32(mode))) { Int(Glibc.mkdir(path, mode)) }.get()
     }
@@ -431,6 +445,14 @@ public enum Sys {
     public static func readDirectory(_ dirfd: Int32, path: @autoclosure () -> String) throws -> [String] {
         let dir = try openDirectoryStream(dirfd, path: path())
         return try names(in: dir, interposer == nil ? SysCall(.readdir, fd: dirfd) : SysCall(.readdir, path: path(), fd: dirfd))
+    }
+
+    /// Each name in the open directory `dirfd`, as its bytes (valid only during the call), so a
+    /// caller makes a String only of the names it keeps; the seam sees `path`.
+    public static func readDirectory(_ dirfd: Int32, path: @autoclosure () -> String,
+                                     each body: (UnsafeBufferPointer<UInt8>) -> Void) throws {
+        let dir = try openDirectoryStream(dirfd, path: path())
+        try eachName(in: dir, interposer == nil ? SysCall(.readdir, fd: dirfd) : SysCall(.readdir, path: path(), fd: dirfd), body)
     }
 
     /// A directory stream on the directory `dirfd` (through a descriptor of its own, so `dirfd`'s
@@ -462,24 +484,31 @@ public enum Sys {
     public static func closeDirectoryStream(_ dir: OpaquePointer) { closedir(dir) }
 
     private static func names(in dir: OpaquePointer, _ call: SysCall, closing: Bool = true) throws -> [String] {
-        defer { if closing { closedir(dir) } }
         var names: [String] = []
+        try eachName(in: dir, call, closing: closing) { names.append(String(decoding: $0, as: UTF8.self)) }
+        return names
+    }
+
+    private static func eachName(in dir: OpaquePointer, _ call: SysCall, closing: Bool = true,
+                                 _ body: (UnsafeBufferPointer<UInt8>) -> Void) throws {
+        defer { if closing { closedir(dir) } }
+        var count = 0
         while true {
             errno = 0
             guard let ent = readdir(dir) else {
                 if errno != 0 { let e = Errno.current; record(call, -Int(e.code)); throw e }
                 break
             }
-            // "." and ".." are told by their bytes, before a String is made (every name of a
-            // listing of 10,000 came through two String comparisons).
-            let name: String? = withUnsafePointer(to: ent.pointee.d_name) {
+            // "." and ".." are told by their bytes (every name of a listing of 10,000 came
+            // through two String comparisons).
+            withUnsafePointer(to: ent.pointee.d_name) {
                 $0.withMemoryRebound(to: UInt8.self, capacity: Int(NAME_MAX) + 1) { p in
-                    p[0] == 0x2E && (p[1] == 0 || (p[1] == 0x2E && p[2] == 0)) ? nil : String(cString: p)
+                    guard !(p[0] == 0x2E && (p[1] == 0 || (p[1] == 0x2E && p[2] == 0))) else { return }
+                    count += 1
+                    body(UnsafeBufferPointer(start: p, count: strlen(UnsafeRawPointer(p).assumingMemoryBound(to: CChar.self))))
                 }
             }
-            if let name { names.append(name) }
         }
-        record(call, names.count)
-        return names
+        record(call, count)
     }
 }
