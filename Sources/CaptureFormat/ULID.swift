@@ -76,11 +76,12 @@ public struct ULID: Hashable, Comparable, Sendable, CustomStringConvertible {
         precondition(out.count >= 26, "ULID.spell: room for 26 bytes")
         let o = out.baseAddress!
         let alphabet = ULID.crockford.utf8Start
-        var lo = low, hi = high
-        for i in stride(from: 25, through: 14, by: -1) { o[i] = alphabet[Int(lo & 31)]; lo >>= 5 }
+        var lo = low, hi = high, i = 25
+        while i > 13 { o[i] = alphabet[Int(lo & 31)]; lo >>= 5; i -= 1 }
         o[13] = alphabet[Int(lo | (hi & 1) << 4)]  // lo's last four bits, hi's first
         hi >>= 1
-        for i in stride(from: 12, through: 1, by: -1) { o[i] = alphabet[Int(hi & 31)]; hi >>= 5 }
+        i = 12
+        while i > 0 { o[i] = alphabet[Int(hi & 31)]; hi >>= 5; i -= 1 }
         o[0] = alphabet[Int(hi)]  // the top three bits
         return 26
     }

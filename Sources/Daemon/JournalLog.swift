@@ -320,11 +320,11 @@ public final class JournalLog {
         if !holding || held.count >= 1 << 16 { writeBytes(held); held.removeAll(keepingCapacity: true) }
     }
 
-    private func writeBytes(_ b: [UInt8]) {
-        var bytes = b
+    private func writeBytes(_ bytes: [UInt8]) {
         var done = 0
+        // Read in place: a mutable borrow of `held` while it is still held copied its 64 KiB.
         while done < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.write(stderrFD, $0.baseAddress! + done, $0.count - done) }
+            let n = bytes.withUnsafeBytes { Glibc.write(stderrFD, $0.baseAddress! + done, $0.count - done) }
             if n <= 0 { return }
             done += n
         }
