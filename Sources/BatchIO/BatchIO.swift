@@ -136,6 +136,23 @@ public final class BatchIO {
     /// `size`, so a longer result says the file grew after fstat.
     public func readFile(_ fd: Int32, size: Int) -> Result<[UInt8], Errno> { readPlain(fd, want: size) }
 
+    /// The same into `room` (at least `size + 1` bytes): how many bytes were read. The drain reads a
+    /// batch's files one after another into one buffer, with no allocation per file.
+    public func readFile(_ fd: Int32, size: Int, into room: UnsafeMutableRawBufferPointer) -> Result<Int, Errno> {
+        precondition(room.count > size, "BatchIO.readFile: room for one byte past the size")
+        var got = 0
+        while got < size {
+            do {
+                let n = try Sys.pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: room[got..<(size + 1)]), at: Int64(got))
+                if n == 0 { break }
+                got += n
+            } catch {
+                return .failure((error as? Errno) ?? Errno(EIO))
+            }
+        }
+        return .success(got)
+    }
+
     // MARK: reading
 
     /// Reads as a ReadJob does (to the end of file, the fstat size, or one byte past it), straight

@@ -155,6 +155,14 @@ public enum CaptureFile {
         return try decodeFull(bytes)
     }
 
+    /// The same from bytes in place (the drain's batch buffer): the common shape is read where it
+    /// is; only a file for the full parser is copied.
+    public static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws -> DecodedCapture {
+        if bytes.count > maxFileBytes { throw CaptureFormatError.tooLarge(bytes: bytes.count) }
+        if let f = FlatCapture.scan(bytes) { return try finish(text: f.text, at: f.at, source: f.source, page: f.page) }
+        return try decodeFull(Array(bytes))
+    }
+
     /// The full parser alone; `decode` must always agree with it (a test compares the two).
     static func decodeFull(_ bytes: [UInt8]) throws -> DecodedCapture {
         if bytes.count > maxFileBytes { throw CaptureFormatError.tooLarge(bytes: bytes.count) }

@@ -10,7 +10,7 @@ enum FlatCapture {
         b.withUnsafeBufferPointer { scan($0) }
     }
 
-    private static func scan(_ b: UnsafeBufferPointer<UInt8>) -> Fields? {
+    static func scan(_ b: UnsafeBufferPointer<UInt8>) -> Fields? {
         // A plain loop over a Scanner (no closures capturing the cursor: those kept it in memory).
         var s = Scanner(b)
         // text, captured_at, source, page (locals, not an array: no allocation per capture)

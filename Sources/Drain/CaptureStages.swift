@@ -9,10 +9,58 @@ import CaptureFormat
 import SystemCalls
 import Workspace
 
-/// An opened entry with what the batch read returned for it.
+/// An opened entry with what the batch read returned for it: where its bytes are in the batch's
+/// `ReadArena`.
 struct ReadEntry {
     var opened: OpenedEntry
-    var content: Result<[UInt8], Errno>
+    var content: Result<Range<Int>, Errno>
+}
+
+/// The bytes of one batch's capture files, one after another in one allocation (grown by doubling
+/// when a batch holds more than it was made for): a file read is a range of it, so reading a
+/// batch of 4,096 files makes no allocation per file.
+final class ReadArena {
+    private var storage: UnsafeMutableRawPointer
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 64)
+        storage = .allocate(byteCount: self.capacity, alignment: 16)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// Room for `n` bytes after the ones kept, valid until the next call; `keep` what was written.
+    func room(_ n: Int) -> UnsafeMutableRawBufferPointer {
+        if count + n > capacity {
+            let grown = max(2 * capacity, count + n)
+            let new = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
+            new.copyMemory(from: storage, byteCount: count)
+            storage.deallocate()
+            storage = new
+            capacity = grown
+        }
+        return UnsafeMutableRawBufferPointer(start: storage + count, count: n)
+    }
+
+    /// Keeps the first `n` bytes of the last room: their range.
+    func keep(_ n: Int) -> Range<Int> {
+        precondition(count + n <= capacity, "ReadArena: kept more than its room")
+        defer { count += n }
+        return count..<(count + n)
+    }
+
+    func append(_ bytes: [UInt8]) -> Range<Int> {
+        let r = room(bytes.count)
+        bytes.withUnsafeBytes { if let b = $0.baseAddress { r.baseAddress!.copyMemory(from: b, byteCount: bytes.count) } }
+        return keep(bytes.count)
+    }
+
+    func bytes(_ r: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+        precondition(r.upperBound <= count, "ReadArena: a range past what it holds")
+        return UnsafeBufferPointer(start: storage.assumingMemoryBound(to: UInt8.self) + r.lowerBound, count: r.count)
+    }
 }
 
 /// Opens, judges and reads the entries of a batch, in order, until the files read hold
@@ -25,9 +73,10 @@ struct ReadEntry {
 /// same calls one file at a time (a burst of 10,000 on tmpfs in C, a batch of 4,096 opened whole
 /// before it was read: 1.2x the time).
 func openAndRead(_ entries: ArraySlice<PendingEntry>, of inboxes: PassInboxes, _ io: BatchIO, onRing: Bool, byteBudget: Int,
-                 settle: inout Settlement) -> (files: [ReadEntry], end: Int) {
+                 settle: inout Settlement) -> (files: [ReadEntry], arena: ReadArena, end: Int) {
     var read: [ReadEntry] = []
     read.reserveCapacity(entries.count)
+    let arena = ReadArena(capacity: min(byteBudget, entries.count * 256))
     var bytes = 0
     if io.readsOnRing(onRing) {
         var next = entries.startIndex
@@ -49,10 +98,10 @@ func openAndRead(_ entries: ArraySlice<PendingEntry>, of inboxes: PassInboxes, _
             let contents = opened.map(\.file).closeAfter {
                 io.readFiles(opened.map(\.file.rawValue), sizes: opened.map(\.size), useRing: true)
             }
-            for (file, content) in zip(opened, contents) { read.append(ReadEntry(opened: file, content: content)) }
+            for (file, content) in zip(opened, contents) { read.append(ReadEntry(opened: file, content: content.map { arena.append($0) })) }
             if stopped { break }
         }
-        return (read, next)
+        return (read, arena, next)
     }
     var next = entries.startIndex
     while next < entries.endIndex, bytes < byteBudget || read.isEmpty {
@@ -60,14 +109,15 @@ func openAndRead(_ entries: ArraySlice<PendingEntry>, of inboxes: PassInboxes, _
         next += 1
         switch settle.act(on: InboxEntry.open(entry, in: inboxes), for: entry) {
         case .proceed(let file):
-            read.append(ReadEntry(opened: file, content: io.readFile(file.file.rawValue, size: file.size)))
+            let got = io.readFile(file.file.rawValue, size: file.size, into: arena.room(file.size + 1))
+            read.append(ReadEntry(opened: file, content: got.map { arena.keep($0) }))
             file.file.close()
             bytes += file.size
         case .skip: continue
-        case .stop: return (read, next)
+        case .stop: return (read, arena, next)
         }
     }
-    return (read, next)
+    return (read, arena, next)
 }
 
 /// How many capture files the ring path holds open at once: a whole batch (4,096) open together
@@ -81,10 +131,10 @@ let ringChunk: Int = {
 }()
 
 /// The capture a read file holds, or why it is not one.
-func decode(_ file: ReadEntry, of entry: PendingEntry, in inboxes: PassInboxes) -> Verdict<DecodedCapture> {
-    content(of: file, entry, inboxes).then { bytes in
+func decode(_ file: ReadEntry, from arena: ReadArena, of entry: PendingEntry, in inboxes: PassInboxes) -> Verdict<DecodedCapture> {
+    content(of: file, arena, entry, inboxes).then { range in
         do {
-            return .land(try CaptureFile.decode(bytes))
+            return .land(try CaptureFile.decode(arena.bytes(range)))
         } catch {
             return .setAside("\(error)")
         }
@@ -94,16 +144,16 @@ func decode(_ file: ReadEntry, of entry: PendingEntry, in inboxes: PassInboxes) 
 /// The file's bytes as the batch read them; when the file grew after fstat (a writer not following
 /// the protocol, a sync tool writing in place), read again whole, still bounded by the limit and
 /// without following links.
-private func content(of file: ReadEntry, _ entry: PendingEntry, _ inboxes: PassInboxes) -> Verdict<[UInt8]> {
+private func content(of file: ReadEntry, _ arena: ReadArena, _ entry: PendingEntry, _ inboxes: PassInboxes) -> Verdict<Range<Int>> {
     switch file.content {
     case .failure(let e):
         return .keep("\(e)")
-    case .success(let bytes) where bytes.count <= file.opened.size:
-        return .land(bytes)
+    case .success(let range) where range.count <= file.opened.size:
+        return .land(range)
     case .success:
         do {
-            return .land(try Durable.readRegularFile(entry.name, in: entry.directory, fullPath: inboxes.fullPath(of: entry),
-                                                     limit: CaptureFile.maxFileBytes))
+            return .land(arena.append(try Durable.readRegularFile(entry.name, in: entry.directory, fullPath: inboxes.fullPath(of: entry),
+                                                                  limit: CaptureFile.maxFileBytes)))
         } catch let e as Errno where e.code == EFBIG {
             return .setAside("grew past the \(CaptureFile.maxFileBytes)-byte limit while being read: not read")
         } catch let e as Errno where e == .ENOENT {

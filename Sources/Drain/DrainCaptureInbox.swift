@@ -230,7 +230,7 @@ private func drainBatch(
     // 2. Read each one and close it (io_uring: a chunk of files open at a time, each chunk read in
     //    one submission; plain: one file at a time).
     // 3. Decode, in capture order; a second inbox's copy of an id lands with the first, unappended.
-    let (files, end) = openAndRead(candidates, of: inboxes, io, onRing: onRing, byteBudget: options.batchBytes, settle: &settle)
+    let (files, arena, end) = openAndRead(candidates, of: inboxes, io, onRing: onRing, byteBudget: options.batchBytes, settle: &settle)
     var landing = Landing(capacity: files.count)
     var copies: [Int] = []
     // The files come in capture order, where copies of one id stand together: a file whose id is
@@ -238,7 +238,7 @@ private func drainBatch(
     var lastLanded: ULID? = nil
     decoding: for file in files {
         let entry = candidates[file.opened.place]
-        switch settle.act(on: decode(file, of: entry, in: inboxes), for: entry) {
+        switch settle.act(on: decode(file, from: arena, of: entry, in: inboxes), for: entry) {
         case .skip: continue
         case .stop: break decoding
         case .proceed(let capture):

@@ -165,7 +165,47 @@ final class VanishOnOpen: SysInterposer {
     func after(_ call: SysCall, result: Int) {}
 }
 
+/// Appends `more` to the file at `path` between the drain's fstat and its read of it: a writer
+/// not following the protocol, or a sync tool writing in place. Counts the opens of the path.
+final class GrowAfterOpen: SysInterposer {
+    let path: String, more: [UInt8]
+    var opens = 0, armed = false, grown = false
+    init(_ path: String, _ more: [UInt8]) { self.path = path; self.more = more }
+    func before(_ call: SysCall) -> SysFault? {
+        if call.op == .open, call.path == path { opens += 1; armed = !grown }
+        if call.op == .pread || call.op == .read || call.op == .uringRead, armed, !grown {
+            grown = true
+            let fd = open(path, O_WRONLY | O_APPEND)
+            _ = more.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+        }
+        return nil
+    }
+    func after(_ call: SysCall, result: Int) {}
+}
+
 @Suite(.serialized) struct OddInputTests {
+    /// A capture file that grew after the drain took its size is read again, whole, and lands as
+    /// it is then; the files read before and after it in the batch land as they are.
+    @Test(arguments: [true, false])
+    func a_capture_file_grown_after_its_size_was_taken_is_read_again_whole(plainIO: Bool) async throws {
+        let f = try DrainFixture(plainIO: plainIO)
+        try f.drop("first", at: "2026-12-02T09:00:00Z")
+        // Cut short when its size is taken: only its whole, grown self is a capture.
+        let grows = try f.dropRaw(Array(#"{"text":"gro"#.utf8))
+        for k in 0..<5 { try f.drop("after \(k)", at: "2026-12-02T09:00:00Z") }
+        let ws = try f.open()
+        let grow = GrowAfterOpen(Path.join(f.inbox, grows), Array((#"ws","captured_at":"2026-12-02T09:00:00Z"}"# + String(repeating: " ", count: 300)).utf8))
+        let r = try await withInterposer(grow) { await f.drain(ws) }
+        await ws.close()
+        #expect(grow.grown && grow.opens == 2, "grown \(grow.grown), opened \(grow.opens) times")
+        #expect(r.drained == 7 && r.rejected == 0 && r.transientError == nil, "\(r)")
+        let page = f.journal("2026-12-02")
+        for text in ["first", "grows"] + (0..<5).map({ "after \($0)" }) {
+            #expect(page.contains("- \(text)\n"), "\(text) is not in:\n\(page)")
+        }
+    }
+
     @Test func text_over_64_kib_on_one_line_is_rejected() async throws {
         let f = try DrainFixture()
         let name = try f.dropRaw(Array(("{\"text\":\"" + String(repeating: "x", count: 200_000) + "\"}").utf8))
