@@ -9,21 +9,23 @@ struct FilePresence: Equatable {
     private(set) var epoch = 0
     /// The earliest epoch at which each id may have been in the file.
     private(set) var firstSeen: [BlockID: Int] = [:]
-    /// The epoch since which each id of `present` has been in the file without a break.
+    /// The ids in the file as this device last wrote or read it (its keys), each with the epoch
+    /// since which it has been there without a break. One table, not a set beside it: a page's
+    /// first projection shows thousands of ids, each inserted once.
     private(set) var shownSince: [BlockID: Int] = [:]
     /// The ids in the file as this device last wrote or read it.
-    private(set) var present: Set<BlockID> = []
+    var present: Set<BlockID> { Set(shownSince.keys) }
 
     /// Whether a buffer holding `held` (ids it carried in its text) was read while `id` was in the
     /// file: some held id came to the file no earlier than `id` last did.
     func wasRead(with id: BlockID, holding held: some Sequence<BlockID>) -> Bool {
-        guard present.contains(id), let since = shownSince[id] else { return false }
+        guard let since = shownSince[id] else { return false }
         return held.contains { firstSeen[$0].map { $0 >= since } ?? false }
     }
 
     /// Whether `ids` (each once) are exactly the ids present.
     func shows(exactly ids: [BlockID]) -> Bool {
-        ids.count == present.count && ids.allSatisfy { present.contains($0) }
+        ids.count == shownSince.count && ids.allSatisfy { shownSince[$0] != nil }
     }
 
     // MARK: changes, each also spelled as the record's line that replays it
@@ -34,7 +36,7 @@ struct FilePresence: Equatable {
         var out: [UInt8] = []
         let new = ids.filter { firstSeen[$0] == nil }.sorted()
         if !new.isEmpty { FilePresence.line("f", epoch, new, into: &out) }
-        let gone = present.subtracting(ids).sorted()
+        let gone = FilePresence.absent(from: ids, shownSince)
         if !gone.isEmpty { FilePresence.line("b", nil, gone, into: &out) }
         apply(.firstSeen(epoch), new)
         apply(.gone, gone)
@@ -48,11 +50,11 @@ struct FilePresence: Equatable {
     mutating func projected(_ ids: [BlockID], fileHeld: ((BlockID) -> Bool)?, spelling: Bool = true) -> [UInt8] {
         let e = epoch + 1
         var out: [UInt8] = []
-        // One lookup per id: a present id was seen (`present` is within `firstSeen`'s keys) and is
-        // shown already; the others are shown now, and one held already but never seen (in the
-        // file since some time before this epoch) was first seen at e - 1.
+        // One lookup per id: a present id was seen (`shownSince`'s keys are within `firstSeen`'s)
+        // and is shown already; the others are shown now, and one held already but never seen (in
+        // the file since some time before this epoch) was first seen at e - 1.
         var earlier: [BlockID] = [], shown: [BlockID] = []
-        for id in ids where !present.contains(id) {
+        for id in ids where shownSince[id] == nil {
             shown.append(id)
             if firstSeen[id] == nil, fileHeld?(id) == true { earlier.append(id) }
         }
@@ -60,8 +62,8 @@ struct FilePresence: Equatable {
         if spelling, !earlier.isEmpty { FilePresence.line("f", e - 1, earlier, into: &out) }
         apply(.firstSeen(e - 1), earlier)
         // The ids (each once) that were present are ids.count - shown.count of them: when that is
-        // all of `present`, none is gone, and no set of the ids is made.
-        let gone = present.count == ids.count - shown.count ? [] : present.subtracting(ids).sorted()
+        // all of them, none is gone, and no set of the ids is made.
+        let gone = shownSince.count == ids.count - shown.count ? [] : FilePresence.absent(from: Set(ids), shownSince)
         if spelling { FilePresence.line("s", e, shown, into: &out) }
         apply(.shown(e), shown)
         if spelling, !gone.isEmpty { FilePresence.line("b", nil, gone, into: &out) }
@@ -110,10 +112,10 @@ struct FilePresence: Equatable {
         // Grouped by epoch; the order of ids within a line is immaterial to a replay.
         let byEpoch: ((epoch: Int, id: BlockID), (epoch: Int, id: BlockID)) -> Bool = { $0.epoch < $1.epoch }
         var shown: [(epoch: Int, id: BlockID)] = []
-        shown.reserveCapacity(present.count)
-        for id in present { shown.append((epoch: shownSince[id] ?? epoch, id: id)) }
+        shown.reserveCapacity(shownSince.count)
+        for (id, e) in shownSince { shown.append((epoch: e, id: id)) }
         var seen: [(epoch: Int, id: BlockID)] = []
-        for (id, e) in firstSeen where !(present.contains(id) && shownSince[id] == e) { seen.append((epoch: e, id: id)) }
+        for (id, e) in firstSeen where shownSince[id] != e { seen.append((epoch: e, id: id)) }
         lines("f", seen.sorted(by: byEpoch))
         lines("s", shown.sorted(by: byEpoch))
         FilePresence.line("s", epoch, [], into: &out)
@@ -122,6 +124,11 @@ struct FilePresence: Equatable {
 
     /// What one record line does.
     private enum Change { case firstSeen(Int), shown(Int), gone }
+
+    /// The ids of `shown` not in `ids`, in order.
+    private static func absent(from ids: Set<BlockID>, _ shown: [BlockID: Int]) -> [BlockID] {
+        shown.keys.filter { !ids.contains($0) }.sorted()
+    }
 
     private mutating func apply(_ change: Change, _ ids: [BlockID]) {
         switch change {
@@ -132,17 +139,12 @@ struct FilePresence: Equatable {
             // A first projection of a big page shows thousands at once: grown once, not by doubling.
             firstSeen.reserveCapacity(firstSeen.count + ids.count)
             shownSince.reserveCapacity(shownSince.count + ids.count)
-            present.reserveCapacity(present.count + ids.count)
             for id in ids {
                 firstSeen[id] = min(firstSeen[id] ?? e, e)
                 shownSince[id] = e
-                present.insert(id)
             }
         case .gone:
-            for id in ids {
-                present.remove(id)
-                shownSince[id] = nil
-            }
+            for id in ids { shownSince[id] = nil }
         }
     }
 
