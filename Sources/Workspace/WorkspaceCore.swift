@@ -172,6 +172,7 @@ final class WorkspaceCore {
         // A run of ops on one page marks it once, at the run's end: the order pages were marked in
         // is the same as marking per op (a burst's 4,096 ops on one day's page marked it 4,096 times).
         var run: BlockID? = nil
+        model.blocks.reserve(more: stamped.count)
         for op in stamped {
             if let p = model.apply(op), p != run {
                 if let r = run { pages.markStale(CollectionOfOne(r)) }
@@ -193,6 +194,9 @@ final class WorkspaceCore {
         // run, and its greatest position carried along the run.
         var runPage: BlockID? = nil, runMax = ""
         ops.reserveCapacity(captures.count + 1)
+        // One reading of the clock for the call: its ops are stamped at one moment, in order (the
+        // counter tells them apart), not one clock_gettime per capture.
+        let now = wallClockMilliseconds()
         // Which ids the model holds, asked through one borrow of its table: asked per capture through
         // `model.blocks`, a class's stored struct, it was copied (every array retained) each time.
         // The borrow ends before the ops are applied, so applying copies no array.
@@ -227,14 +231,14 @@ final class WorkspaceCore {
                 let page = model.pages[pageID]
                 if page?.known != true, !newPages.contains(pageID) {
                     newPages.insert(pageID)
-                    var op = Op(hlc: clock.tick(), kind: .createPage, id: pageID)
+                    var op = Op(hlc: clock.tick(now: now), kind: .createPage, id: pageID)
                     if let name = captures[k].page { op.pageKind = .named; op.text = PageNames.nfc(name) }
                     else { op.pageKind = .journal; op.text = captures[k].day.iso }
                     ops.append(op)
                 }
                 runMax = maxPos[pageID] ?? page?.maxTopPos ?? ""
             }
-            let hlc = clock.tick()
+            let hlc = clock.tick(now: now)
             let key = hlc.positionKey
             let pos = key > runMax ? key : PositionKey.between(runMax, nil)
             runMax = pos

@@ -108,6 +108,15 @@ public struct BlockTable: Sendable {
         if BlockTable.tooFull(n, slots.count) { rehash(minimumSlots: n + n / 3 + 1) }
     }
 
+    /// Room for `k` more blocks (a batch about to be applied): the index grown once for them, not
+    /// again and again while they go in; rows and index still grow geometrically, so calls for a
+    /// block at a time cost no more than inserting it.
+    mutating func reserve(more k: Int) {
+        let n = rows.count + k
+        if rows.capacity < n { rows.reserveCapacity(max(n, 2 * rows.capacity)) }
+        if BlockTable.tooFull(n, slots.count) { rehash(minimumSlots: max(n + n / 3 + 1, 2 * slots.count)) }
+    }
+
     /// Reserves rows, index and arena for a log of `bytes` bytes (~330 bytes per capture op, ~90 of
     /// them in the arena with the create's stamp and the time packed). Untouched reserved pages cost
     /// address space, not memory.

@@ -267,7 +267,13 @@ extension BlockTable {
         var i = content
         let n = readVarint(a, &i)
         let text = UnsafeBufferPointer(rebasing: a[i..<(i + n)])
-        guard Markdown.isPlain(text), !text.contains(where: { $0 >= 0x80 }) else { return false }
+        // Markdown.isPlain and ASCII, in one pass: from DEL up is DEL, a C1 control's lead or other UTF-8.
+        guard let first = text.first, !Escapes.special(first) else { return false }
+        var colon = false
+        for c in text {
+            if c < SP || c >= DEL || c == BS || (colon && c == COLON) { return false }
+            colon = c == COLON
+        }
         i += n
         var room = 2 * depth + 3 + n + 2 * (depth + 1) + 5 + 36 + 1
         var j = i
@@ -305,7 +311,8 @@ extension BlockTable {
                     let n = readVarint(a, &i)
                     let v = UnsafeBufferPointer(rebasing: a[i..<(i + n)])
                     i += n
-                    guard !v.contains(where: { $0 >= 0x80 || Markdown.needsNormalizing($0) }) else { plain = false; break }
+                    // ASCII with nothing to normalize (Markdown.needsNormalizing: controls but TAB, DEL).
+                    guard !v.contains(where: { $0 >= DEL || ($0 < SP && $0 != TAB) }) else { plain = false; break }
                     w.bytes(v)
                 } else {
                     let x = UInt64(readVarint(a, &i)), y = UInt64(readVarint(a, &i))
