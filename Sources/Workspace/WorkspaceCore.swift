@@ -242,10 +242,12 @@ final class WorkspaceCore {
             let key = hlc.positionKey
             let pos = key > runMax ? key : PositionKey.between(runMax, nil)
             runMax = pos
-            var op = Op(hlc: hlc, kind: .createBlock, id: id)
-            op.page = pageID; op.pos = pos; op.text = Markdown.captureSource(caption: captures[k].text, assets: captures[k].assets)
-            op.props = [Property("captured-at", captures[k].capturedAt), Property("source", captures[k].source)]
-            ops.append(op)
+            // Made where it is kept: an op made aside was copied into the list, its Strings retained.
+            ops.append(Op(hlc: hlc, kind: .createBlock, id: id))
+            let o = ops.count - 1
+            ops[o].page = pageID; ops[o].pos = pos
+            ops[o].text = Markdown.captureSource(caption: captures[k].text, assets: captures[k].assets)
+            ops[o].props = [Property("captured-at", captures[k].capturedAt), Property("source", captures[k].source)]
             outcomes.append(.created)
         }
         try appendThenApply(ops)
