@@ -31,7 +31,7 @@ enum CaptureSource {
                 afterHash = c == HASH
                 if first == nil, c != SP, c != TAB, c != HASH { first = c }
             }
-            return first.map { !TaskMarkers.firstBytes.contains($0) } ?? true
+            return first.map { !TaskMarkers.startsMarker($0) } ?? true
         }
     }
 

@@ -11,8 +11,17 @@ enum TaskMarkers {
     static let others: [[UInt8]] = ["DOING", "WAITING", "WAIT", "DONE", "CANCELED", "CANCELLED", "STARTED",
                                      "IN-PROGRESS", "NOW"].map { Array($0.utf8) }
     static let all = kept + others
-    /// The first byte of every marker, and a priority's `[`.
-    static let firstBytes = Set((all.map { $0[0] }) + [0x5B])
+    /// The first byte of every marker, and a priority's `[` (all ASCII): bit `b` of the pair is set
+    /// for each, so asking about a byte is a shift, not a set's hashing (once per capture).
+    static let firstBytes: (UInt64, UInt64) = ((all.map { $0[0] }) + [0x5B]).reduce((0, 0)) { m, b in
+        precondition(b < 128, "a marker starts with an ASCII byte")
+        return b < 64 ? (m.0 | 1 << UInt64(b), m.1) : (m.0, m.1 | 1 << UInt64(b - 64))
+    }
+
+    /// Whether a marker or a priority can start with `b`.
+    @inline(__always) static func startsMarker(_ b: UInt8) -> Bool {
+        b < 64 ? firstBytes.0 >> UInt64(b) & 1 == 1 : b < 128 && firstBytes.1 >> UInt64(b - 64) & 1 == 1
+    }
     /// U+2060 WORD JOINER: not a blank to mldoc (so no marker or priority starts after it), shown as
     /// nothing by both readers and by Obsidian's source view (CodeMirror marks U+200B, not U+2060).
     static let joiner: [UInt8] = [0xE2, 0x81, 0xA0]
@@ -21,7 +30,7 @@ enum TaskMarkers {
     /// priority the rule above does not keep.
     static func capturedText(_ text: String) -> String {
         // Nearly every capture starts with no marker's or priority's first letter: no copy then.
-        guard let f = text.utf8.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x23 }), firstBytes.contains(f) else { return text }
+        guard let f = text.utf8.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x23 }), startsMarker(f) else { return text }
         let t = Array(text.utf8)
         guard let at = site(t) else { return text }
         return String(decoding: t[..<at] + joiner + t[at...], as: UTF8.self)
