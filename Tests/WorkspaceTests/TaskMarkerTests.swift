@@ -65,3 +65,10 @@ import TestSupport
         #expect(LogseqRules.read(after).blocks.last?.marker == "NOW", "\(String(decoding: after, as: UTF8.self))")
     }
 }
+
+/// The mask of first bytes says yes for exactly the first byte of each marker and a priority's
+/// `[`, of every byte value.
+@Test func the_first_byte_mask_holds_exactly_the_markers_first_bytes() {
+    let firsts = Set(TaskMarkers.all.map { $0[0] } + [UInt8(ascii: "[")])
+    for b in 0...255 { #expect(TaskMarkers.startsMarker(UInt8(b)) == firsts.contains(UInt8(b)), "byte \(b)") }
+}
