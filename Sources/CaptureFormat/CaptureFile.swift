@@ -151,7 +151,7 @@ public enum CaptureFile {
         // What every writer of ours produces (a flat object of escape-free strings) is read without
         // a value tree; anything else, valid or not, takes the full parser below, which alone
         // decides errors, so both paths accept and refuse exactly the same files.
-        if let f = FlatCapture.scan(bytes) { return try finish(text: f.text, at: f.at, source: f.source, page: f.page) }
+        if let f = FlatCapture.scan(bytes) { return try finishStrings(text: f.text, at: f.at, source: f.source, page: f.page) }
         return try decodeFull(bytes)
     }
 
@@ -159,7 +159,7 @@ public enum CaptureFile {
     /// is; only a file for the full parser is copied.
     public static func decode(_ bytes: UnsafeBufferPointer<UInt8>) throws -> DecodedCapture {
         if bytes.count > maxFileBytes { throw CaptureFormatError.tooLarge(bytes: bytes.count) }
-        if let f = FlatCapture.scan(bytes) { return try finish(text: f.text, at: f.at, source: f.source, page: f.page) }
+        if let f = FlatCapture.scan(bytes) { return try finishStrings(text: f.text, at: f.at, source: f.source, page: f.page) }
         return try decodeFull(Array(bytes))
     }
 
@@ -212,43 +212,65 @@ public enum CaptureFile {
             if items.count > maxAttachments { throw CaptureFormatError.tooManyAttachments(items.count) }
             for (i, item) in items.enumerated() { files.append(try checkedAttachment(item, index: i + 1)) }
         }
+        // Each member's type is checked just before its value, as `finishStrings` checks the values,
+        // so a file with two faults is refused for the same one on either path.
         let trimmed: String
         switch text {
-        case nil where !files.isEmpty:
-            trimmed = ""
-        case nil:
-            throw CaptureFormatError.textMissing
-        case .string(let raw)?:
-            do { trimmed = try checkedText(raw) } catch CaptureFormatError.textEmpty where !files.isEmpty { trimmed = "" }
-        case let t?:
-            throw CaptureFormatError.textNotString(found: t.kindName)
+        case nil, .string?: trimmed = try finishedText(text.flatMap(\.stringValue), hasFiles: !files.isEmpty)
+        case let t?: throw CaptureFormatError.textNotString(found: t.kindName)
         }
-
         var warnings: [String] = []
-        var src = "unknown"
-        if let s = source {
-            guard case .string(let v) = s else { throw CaptureFormatError.sourceNotString(found: s.kindName) }
-            try checkSource(v)
-            src = v
-        }
+        if let s = source, s.stringValue == nil { throw CaptureFormatError.sourceNotString(found: s.kindName) }
+        let src = try finishedSource(source?.stringValue)
         var stamp: Timestamp?, stampRaw: String?
-        switch at {
-        case nil:
-            warnings.append("captured_at missing")
-        case .string(let v)?:
-            stampRaw = v
-            stamp = Timestamp(rfc3339: v)
-            if stamp == nil { warnings.append("captured_at unparsable: \(oneLine(v, max: 80))") }
-        case let other?:
+        if let other = at, other.stringValue == nil {
             warnings.append("captured_at is not a string (found \(other.kindName))")
+        } else {
+            (stamp, stampRaw) = finishedStamp(at?.stringValue, &warnings)
         }
-        var target: String? = nil
-        if let p = page {
-            guard case .string(let v) = p else { throw CaptureFormatError.pageNotString(found: p.kindName) }
-            target = try checkedPage(v)
-        }
+        if let p = page, p.stringValue == nil { throw CaptureFormatError.pageNotString(found: p.kindName) }
+        let target = try page.flatMap(\.stringValue).flatMap(checkedPage)
         return DecodedCapture(text: trimmed, capturedAt: stamp, capturedAtRaw: stampRaw,
                               source: src, warnings: warnings, page: target, attachments: files)
+    }
+
+    /// `finish` of members that are all strings (or absent) and no attachments: the flat reader's,
+    /// with no JSON value made of them.
+    static func finishStrings(text: String?, at: String?, source: String?, page: String?) throws -> DecodedCapture {
+        let trimmed = try finishedText(text, hasFiles: false)
+        var warnings: [String] = []
+        let src = try finishedSource(source)
+        let (stamp, stampRaw) = finishedStamp(at, &warnings)
+        let target = try page.flatMap(checkedPage)
+        return DecodedCapture(text: trimmed, capturedAt: stamp, capturedAtRaw: stampRaw,
+                              source: src, warnings: warnings, page: target, attachments: [])
+    }
+
+    /// The text a capture keeps; with attachments, a missing or empty one is a capture without a caption.
+    private static func finishedText(_ raw: String?, hasFiles: Bool) throws -> String {
+        guard let raw else {
+            if hasFiles { return "" }
+            throw CaptureFormatError.textMissing
+        }
+        do { return try checkedText(raw) } catch CaptureFormatError.textEmpty where hasFiles { return "" }
+    }
+
+    private static func finishedSource(_ v: String?) throws -> String {
+        guard let v else { return "unknown" }
+        try checkSource(v)
+        return v
+    }
+
+    /// The time a capture says it was made, as written and parsed; a warning when it is missing or
+    /// unparsable (the drain then uses its id's time).
+    private static func finishedStamp(_ v: String?, _ warnings: inout [String]) -> (Timestamp?, String?) {
+        guard let v else {
+            warnings.append("captured_at missing")
+            return (nil, nil)
+        }
+        let stamp = Timestamp(rfc3339: v)
+        if stamp == nil { warnings.append("captured_at unparsable: \(oneLine(v, max: 80))") }
+        return (stamp, v)
     }
 
     /// One entry of `attachments`: an object whose `file` is a plain name (the drain holds it to
@@ -377,12 +399,14 @@ public enum CaptureFile {
     /// The first C0 control byte not in `allowing`, with its UTF-8 offset. (Every byte of a
     /// multi-byte UTF-8 sequence is 0x80 or above, so a byte scan cannot mistake one.)
     static func firstControl(_ s: String, allowing: [UInt8]) -> (UInt8, Int)? {
-        var offset = 0
-        for b in s.utf8 {
-            if b < 0x20 && !allowing.contains(b) { return (b, offset) }
-            offset += 1
+        // Over the bytes in place, the allowed controls as a mask (a source is checked per capture).
+        var allowed: UInt32 = 0
+        for a in allowing where a < 0x20 { allowed |= 1 << UInt32(a) }
+        var s = s
+        return s.withUTF8 { b -> (UInt8, Int)? in
+            for i in b.indices where b[i] < 0x20 && allowed >> UInt32(b[i]) & 1 == 0 { return (b[i], i) }
+            return nil
         }
-        return nil
     }
 
     /// Removes leading and trailing Unicode white space (spaces, tabs, newlines, NBSP, …).

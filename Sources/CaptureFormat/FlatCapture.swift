@@ -4,7 +4,7 @@
 import JSONText
 
 enum FlatCapture {
-    struct Fields { var text: JSONValue?; var at: JSONValue?; var source: JSONValue?; var page: JSONValue? }
+    struct Fields { var text: String?; var at: String?; var source: String?; var page: String? }
 
     static func scan(_ b: [UInt8]) -> Fields? {
         b.withUnsafeBufferPointer { scan($0) }
@@ -44,8 +44,8 @@ enum FlatCapture {
         s.space()
         guard s.i == b.count else { return nil }
         if s.highBytes, UTF8Check.firstInvalidOffset(Array(b)) != nil { return nil }
-        func str(_ r: Range<Int>?) -> JSONValue? {
-            r.map { .string(String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self)) }
+        func str(_ r: Range<Int>?) -> String? {
+            r.map { String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self) }
         }
         return Fields(text: str(slots.0), at: str(slots.1), source: str(slots.2), page: str(slots.3))
     }

@@ -15,6 +15,12 @@ public enum JSONValue: Equatable, Sendable {
     /// Members in file order; duplicates are kept so the caller can refuse them.
     case object([(key: String, value: JSONValue)])
 
+    /// The string, when this is one.
+    public var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+
     public static func == (a: JSONValue, b: JSONValue) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
