@@ -299,7 +299,9 @@ public final class JournalLog {
     /// Readable lines held back during a drain pass, written with one write(2) when it ends: a
     /// burst of 100,000 captures is 100,000 lines, and one syscall each is a fifth of the drain.
     /// Journal entries are never held (each is its own entry, sent as it happens).
-    private var held: [UInt8] = []
+    /// Unchecked for overlapping access (a check per line): only writeLine and writeBytes touch it,
+    /// neither calls out while it is borrowed.
+    @exclusivity(unchecked) private var held: [UInt8] = []
     private var holding = false
 
     /// Starts holding readable lines until `releaseLines()`.

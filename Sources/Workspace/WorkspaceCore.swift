@@ -20,7 +20,9 @@ final class WorkspaceCore {
     let actor: BlockID
     var clock: HLClock
     /// Mutated in place only, never replaced: PageRenderer's cache names contents by arena offset.
-    var model: Model
+    /// Unchecked for overlapping access (each op applied to it began and ended one, 67 instructions):
+    /// only the Workspace actor uses this core, and no method of the model reaches back into it.
+    @exclusivity(unchecked) var model: Model
     /// The last renderings of a few pages (PageRenderer).
     var renderCache = PageRenderCache()
     /// The largest page file written or read (tests make it small to reach it cheaply).
