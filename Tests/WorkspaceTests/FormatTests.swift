@@ -97,15 +97,19 @@ import Testing
     }
 }
 
-/// A batch is written in place, each line after the one before in one room (OpLogWriter.append):
-/// every line, its checksum included, is the line the op makes alone.
+/// A batch is written in place, each line after the one before in one room (OpLogWriter.append),
+/// with what its ops share spelled once (OpEncoder.Spelled): every line, its checksum included, is
+/// the line the op makes alone, whether its actor, page and wall time repeat the op's before it
+/// or not.
 @Test func ops_encoded_back_to_back_in_one_room_are_each_their_own_line() {
-    let actor = BlockID.random()
-    let ops: [Op] = (0..<5).map { n in
-        var op = Op(hlc: HLC(wall: 1_796_206_489_801 + Int64(n), counter: UInt32(n), actor: actor), kind: .createBlock, id: BlockID.random())
-        op.page = BlockID.random()
+    let actors = [BlockID.random(), BlockID.random()], pages = [BlockID.random(), BlockID.random(), BlockID.random()]
+    let ops: [Op] = (0..<40).map { n in
+        let wall = 1_796_206_489_801 + Int64(n / 3) * (n % 7 == 0 ? 1_000_000_007 : 1)
+        var op = Op(hlc: HLC(wall: wall, counter: UInt32(n), actor: actors[n / 11 % 2]), kind: n % 9 == 4 ? .createPage : .createBlock,
+                    id: BlockID.random())
+        op.page = pages[n / 4 % 3]
         op.pos = "0mx5yytop000\(n)"
-        op.text = String(repeating: "é\"", count: n * 7)
+        op.text = String(repeating: "é\"", count: n % 5 * 7)
         op.props = [Property("source", "cli \(n)")]
         return op
     }
@@ -113,10 +117,19 @@ import Testing
     let batch = [UInt8](unsafeUninitializedCapacity: room) { buf, n in
         var w = ByteWriter(buf)
         w.byte(10)  // a newline first, as after a torn line
-        for op in ops { OpEncoder.encode(op, &w) }
+        var spelled = OpEncoder.Spelled()
+        for op in ops { OpEncoder.encode(op, &w, &spelled) }
         n = w.count
     }
     #expect(batch == [10] + ops.flatMap { OpEncoder.line($0) })
+    // And each line reads back as its op.
+    let lines = batch.dropFirst().split(separator: 10)
+    #expect(lines.count == ops.count)
+    for (line, op) in zip(lines, ops) {
+        let parsed = Array(line).withUnsafeBufferPointer { OpParser.parse($0) }
+        #expect(parsed?.hlc == op.hlc && parsed?.id == op.id && parsed?.kind == op.kind)
+        if op.kind == .createBlock { #expect(parsed?.page == op.page) }
+    }
 }
 
 /// A line as another writer may spell it, with its CRC.

@@ -18,22 +18,64 @@ public enum OpEncoder {
         return 400 + 6 * strings
     }
 
+    /// What the ops of one batch share, spelled once: one device's actor id, the page of a run of
+    /// captures, and the wall time of one reading of the clock (`appendCaptures` stamps a batch
+    /// from one). Each is spelled again whenever it differs from the last.
+    struct Spelled {
+        var actor: BlockID? = nil, actorBytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        var page: BlockID? = nil, pageBytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        var wall: Int64? = nil, wallBytes = (UInt64(0), UInt64(0), UInt64(0)), wallCount = 0
+
+        /// `id`'s 36 bytes into `w`, from `bytes` when `id` is `last`, else spelled and kept there.
+        @inline(__always)
+        static func id(_ id: BlockID, _ last: inout BlockID?, _ bytes: inout (UInt64, UInt64, UInt64, UInt64, UInt64),
+                       _ w: inout ByteWriter) {
+            withUnsafeMutableBytes(of: &bytes) { b in
+                let b = b.bindMemory(to: UInt8.self)
+                if last != id {
+                    _ = id.spell(into: b)
+                    last = id
+                }
+                w.bytes(UnsafeBufferPointer(rebasing: b[..<36]))
+            }
+        }
+
+        mutating func wall(_ v: Int64, _ w: inout ByteWriter) {
+            withUnsafeMutableBytes(of: &wallBytes) { b in
+                let b = b.bindMemory(to: UInt8.self)
+                if wall != v {
+                    var spelled = ByteWriter(b)
+                    spelled.decimal(v)
+                    wallCount = spelled.count
+                    wall = v
+                }
+                w.bytes(UnsafeBufferPointer(rebasing: b[..<wallCount]))
+            }
+        }
+    }
+
     /// Writes `op`'s line after what `w` holds (at most `bound(op)` bytes).
     static func encode(_ op: Op, _ w: inout ByteWriter) {
+        var spelled = Spelled()
+        encode(op, &w, &spelled)
+    }
+
+    /// The same, with what it shares with the batch's other ops spelled once (`spelled`).
+    static func encode(_ op: Op, _ w: inout ByteWriter, _ spelled: inout Spelled) {
         let lineStart = w.count
         w.lit("00000000 ")
         let jsonStart = w.count
         w.lit("{\"k\":\""); w.lit(op.kind.code)
-        w.lit("\",\"w\":"); w.decimal(op.hlc.wall)
+        w.lit("\",\"w\":"); spelled.wall(op.hlc.wall, &w)
         w.lit(",\"c\":"); w.decimal(Int64(op.hlc.counter))
-        idField(",\"a\":\"", op.hlc.actor, &w)
+        w.lit(",\"a\":\""); Spelled.id(op.hlc.actor, &spelled.actor, &spelled.actorBytes, &w); w.byte(34)
         idField(",\"id\":\"", op.id, &w)
         switch op.kind {
         case .createPage:
             field(",\"pk\":", op.pageKind == .journal ? "j" : "p", &w)
             field(",\"t\":", op.text, &w)
         case .createBlock:
-            idField(",\"pg\":\"", op.page, &w)
+            w.lit(",\"pg\":\""); Spelled.id(op.page, &spelled.page, &spelled.pageBytes, &w); w.byte(34)
             if let p = op.parent { idField(",\"pa\":\"", p, &w) } else { w.lit(",\"pa\":\"\"") }
             field(",\"pos\":", op.pos, &w)
             field(",\"t\":", op.text, &w)

@@ -86,7 +86,8 @@ final class OpLogWriter {
             if needsNewline { w.byte(10) }
             // Through the buffer: a million fewer instructions per 10,000 ops than `for op in` here
             // (measured; each op is still copied for the call, which no spelling tried avoids).
-            ops.withUnsafeBufferPointer { ops in for k in ops.indices { OpEncoder.encode(ops[k], &w) } }
+            var spelled = OpEncoder.Spelled()
+            ops.withUnsafeBufferPointer { ops in for k in ops.indices { OpEncoder.encode(ops[k], &w, &spelled) } }
             n = w.count
         }
         let before = (try? Sys.fstat(fd)).map { Int64($0.st_size) }
