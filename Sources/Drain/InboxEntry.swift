@@ -99,9 +99,9 @@ enum InboxEntry {
 
     /// What fstat says of an open entry: its size if it is a capture we may read.
     private static func judge(_ file: FileDescriptor) -> Verdict<(size: Int, changedAt: Int)> {
-        let st: stat
+        var st = stat()
         do {
-            st = try Sys.fstat(file.rawValue)
+            try Sys.fstat(file.rawValue, into: &st)
         } catch {
             return .keep("\((error as? Errno) ?? Errno.EIO)")
         }

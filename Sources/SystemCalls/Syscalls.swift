@@ -316,12 +316,18 @@ public enum Sys {
 
     public static func fstat(_ fd: Int32) throws -> stat {
         var st = stat()
+        try fstat(fd, into: &st)
+        return st
+    }
+
+    /// The same into `st`: the drain's check of each capture file reads a few fields of it, where a
+    /// stat returned was copied out (144 bytes, twice).
+    public static func fstat(_ fd: Int32, into st: inout stat) throws {
         if interposer == nil {  // as close's
             _ = try unobserved { Int(Glibc.fstat(fd, &st)) }.get()
-            return st
+            return
         }
         _ = try retrying(SysCall(.fstat, fd: fd)) { Int(Glibc.fstat(fd, &st)) }.get()
-        return st
     }
 
     /// fstatat(2) of `name` in the directory `dirfd`, never following a final symlink; the seam
