@@ -21,7 +21,7 @@ import CaptureFormat
 import SystemCalls
 
 /// An entry opened and checked: read at most `size` bytes (within the limit), then close `file`.
-/// It names its entry by place (the pass's entries hold each once): a copy retained its Strings.
+/// It names its entry by its place in the pass's entries, where the batch reads it.
 struct OpenedEntry {
     var place: Int
     var file: FileDescriptor

@@ -141,9 +141,9 @@ public enum OpEncoder {
     }
 
     /// `b` as a JSON string. Nearly every string needs no escape: it is told so a word at a time
-    /// (the last word overlapping the one before, and a string shorter than a word read back from
-    /// the room it was copied into, which the longest-escape room always leaves) and copied whole.
-    /// A string that needs one is written a run at a time from its first such byte.
+    /// (the last word overlapping the one before; a string shorter than a word is read back from
+    /// the room it was copied into, when a word fits there) and copied whole. A string that needs
+    /// one, or may, is written a run at a time from its first such byte.
     @inline(__always)
     static func escaped(_ b: UnsafeBufferPointer<UInt8>, _ w: inout ByteWriter) {
         w.byte(34)
