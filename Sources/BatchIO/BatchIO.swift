@@ -126,18 +126,16 @@ public final class BatchIO {
     }
 
     /// Whether `readFiles(_:sizes:useRing:)` would read on the ring: a caller reading with plain
-    /// syscalls anyway reads each file as it opens it (`readFile`), as the floor does.
+    /// syscalls anyway reads each file as it opens it (`readFile(_:size:into:)`), as the floor does.
     public func readsOnRing(_ useRing: Bool) -> Bool {
         guard useRing, let ring = liveRing() else { return false }
         return ring.broken == nil
     }
 
-    /// Reads one fd with plain syscalls as `readFiles` would: from offset 0, up to one byte past
-    /// `size`, so a longer result says the file grew after fstat.
-    public func readFile(_ fd: Int32, size: Int) -> Result<[UInt8], Errno> { readPlain(fd, want: size) }
-
-    /// The same into `room` (at least `size + 1` bytes): how many bytes were read. The drain reads a
-    /// batch's files one after another into one buffer, with no allocation per file.
+    /// Reads one fd with plain syscalls as `readFiles` would, into `room` (at least `size + 1`
+    /// bytes): from offset 0, up to one byte past `size`, so a longer result says the file grew
+    /// after fstat. Answers how many bytes were read. The drain reads a batch's files one after
+    /// another into one buffer, with no allocation per file.
     public func readFile(_ fd: Int32, size: Int, into room: UnsafeMutableRawBufferPointer) -> Result<Int, Errno> {
         precondition(room.count > size, "BatchIO.readFile: room for one byte past the size")
         var got = 0
@@ -155,24 +153,14 @@ public final class BatchIO {
 
     // MARK: reading
 
-    /// Reads as a ReadJob does (to the end of file, the fstat size, or one byte past it), straight
-    /// into the array it returns: one allocation per file, no copy.
+    /// `readFile` into an array of its own (the ring's fallback, which answers arrays).
     private func readPlain(_ fd: Int32, want: Int) -> Result<[UInt8], Errno> {
-        var failure: Errno?
+        var read: Result<Int, Errno> = .success(0)
         let bytes = [UInt8](unsafeUninitializedCapacity: want + 1) { room, got in
-            got = 0
-            while got < want {
-                do {
-                    let n = try Sys.pread(fd, into: UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: room[got..<(want + 1)])), at: Int64(got))
-                    if n == 0 { return }
-                    got += n
-                } catch {
-                    failure = (error as? Errno) ?? Errno(EIO)
-                    return
-                }
-            }
+            read = readFile(fd, size: want, into: UnsafeMutableRawBufferPointer(room))
+            got = (try? read.get()) ?? 0
         }
-        return failure.map { .failure($0) } ?? .success(bytes)
+        return read.map { _ in bytes }
     }
 
     private func readOnRing(_ ring: Ring, _ jobs: [ReadJob]) {
