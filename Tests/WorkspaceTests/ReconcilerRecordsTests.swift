@@ -106,6 +106,27 @@ import TestSupport
         #expect(reread.publishedIdentity(of: page) == FileIdentity(device: 1, inode: 4))
     }
 
+    /// A damaged record whose identity line is shorter than "i <device> <inode>" is read as far as
+    /// that line, as a torn entry is, and the next remember rewrites it: no trap on the way.
+    @Test func an_identity_line_cut_short_ends_the_record_like_a_torn_entry() throws {
+        let t = TempDir("records")
+        let r = ReconcilerRecords(stateDir: t.path, log: .silent)
+        r.remember(Array("- one\n".utf8), ids: [], fileHeld: { _ in false }, identity: FileIdentity(device: 1, inode: 1), of: page)
+        for damage in ["i\n", "i\n6\n- more\n"] {
+            var bytes = try Durable.readRegularFile(r.basesFile(page), limit: 1 << 20)
+            bytes.append(contentsOf: damage.utf8)
+            try Durable.publish(bytes, to: r.basesFile(page), via: r.basesFile(page) + ".damaged")
+            let after = ReconcilerRecords(stateDir: t.path, log: .silent)
+            #expect(after.projections(of: page).map { String(decoding: $0, as: UTF8.self) } == ["- one\n"])
+            #expect(after.publishedIdentity(of: page) == FileIdentity(device: 1, inode: 1))
+        }
+        let after = ReconcilerRecords(stateDir: t.path, log: .silent)
+        after.remember(Array("- two\n".utf8), ids: [], fileHeld: { _ in false }, identity: FileIdentity(device: 1, inode: 2), of: page)
+        let reread = ReconcilerRecords(stateDir: t.path, log: .silent)
+        #expect(reread.projections(of: page).map { String(decoding: $0, as: UTF8.self) } == ["- one\n", "- two\n"])
+        #expect(reread.publishedIdentity(of: page) == FileIdentity(device: 1, inode: 2))
+    }
+
     @Test func presence_survives_reopens_and_rewrites_and_errs_towards_keeping_blocks() throws {
         let t = TempDir("records")
         let x = BlockID(hi: 1, lo: 1), y = BlockID(hi: 2, lo: 2), z = BlockID(hi: 3, lo: 3)

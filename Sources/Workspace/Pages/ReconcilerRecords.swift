@@ -134,6 +134,9 @@ final class ReconcilerRecords {
             while i < bytes.count {
                 guard let nl = bytes[i...].firstIndex(of: 10) else { break }
                 if bytes[i] == UInt8(ascii: "i") {
+                    // "i <device> <inode>": a shorter line is damage, read as a torn entry (its slice
+                    // would start past its end).
+                    guard nl >= i + 2 else { break }
                     if let id = FileIdentity.parse(bytes[(i + 2)..<nl]) { identities[pageID] = id }
                     i = nl + 1
                 } else if bytes[i] == UInt8(ascii: "+") {
