@@ -3,6 +3,7 @@
 //   JSONText      (the one decoder of JSON string escapes, for the format and the op log; Foundation-free)
 //   CaptureFormat (the one owner of the inbox file format, Foundation-free)
 //   SystemCalls   (the one seam where code meets the kernel)
+//   MainExecutor  (the one thread outld's async work runs on; the writer links no concurrency runtime)
 //   OutlConfig    (the one resolution of workspace, inboxes and state dir, and outld.conf)
 //   CaptureInbox  (Maildir delivery and scanning of one inbox) -> outl-capture (the tiny writer)
 //   Workspace     (op log, HLC, pages, Markdown projection, reconciler) -> outl (inspection CLI)
@@ -10,6 +11,11 @@
 //   Daemon        (event loop, signals, systemd, journal) -> outld
 //   C shims       (CInotifyShim, CURingShim, CCRC32C, CSHA256, CSystemdShim) and the system library CLiburing
 import PackageDescription
+
+// The writer's modules reach type metadata through its accessor functions, not by mangled name:
+// a mangled name is resolved through the runtime's demangler, whose pages every capture's process
+// would fault in for the first array it makes (bench/writer.sh).
+let directMetadata: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])]
 
 let package = Package(
     name: "outl",
@@ -20,23 +26,26 @@ let package = Package(
     ],
     targets: [
         // The format and the seam: no Foundation, so the writer stays tiny.
-        .target(name: "SystemCalls"),
-        .target(name: "JSONText"),
-        .target(name: "CaptureFormat", dependencies: ["SystemCalls", "JSONText", "CSHA256"]),
-        .target(name: "OutlConfig", dependencies: ["SystemCalls"]),
-        .target(name: "CaptureInbox", dependencies: ["CaptureFormat", "SystemCalls"]),
-        .target(name: "CaptureCLI", dependencies: ["CaptureInbox", "CaptureFormat", "OutlConfig", "SystemCalls"]),
+        .target(name: "SystemCalls", swiftSettings: directMetadata),
+        // Apart from SystemCalls: a linked executor would bring the concurrency runtime and
+        // libdispatch, and their start-up work, into every capture's process.
+        .target(name: "MainExecutor"),
+        .target(name: "JSONText", swiftSettings: directMetadata),
+        .target(name: "CaptureFormat", dependencies: ["SystemCalls", "JSONText", "CSHA256"], swiftSettings: directMetadata),
+        .target(name: "OutlConfig", dependencies: ["SystemCalls"], swiftSettings: directMetadata),
+        .target(name: "CaptureInbox", dependencies: ["CaptureFormat", "SystemCalls"], swiftSettings: directMetadata),
+        .target(name: "CaptureCLI", dependencies: ["CaptureInbox", "CaptureFormat", "OutlConfig", "SystemCalls"], swiftSettings: directMetadata),
         // Fully static (Swift runtime and glibc): no dynamic loader work at start-up, so the
         // writer runs within 1.5x of the C reference (bench/writer.sh).
         .executableTarget(
-            name: "outl-capture", dependencies: ["CaptureCLI"],
+            name: "outl-capture", dependencies: ["CaptureCLI"], swiftSettings: directMetadata,
             linkerSettings: [.unsafeFlags(["-static-executable"])]),
 
         // The workspace and its inspection CLI.
         .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C", "JSONText"]),
         // The Swift runtime linked in (-static-stdlib), as in outld: installed, they load nothing
         // from the toolchain's directory, only Debian's libraries (Tests/integration/no-toolchain.sh).
-        .executableTarget(name: "outl", dependencies: ["Workspace", "Drain", "OutlConfig", "CaptureFormat", "SystemCalls"],
+        .executableTarget(name: "outl", dependencies: ["Workspace", "Drain", "OutlConfig", "CaptureFormat", "SystemCalls", "MainExecutor"],
                           linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
 
         // C shims and system libraries.
@@ -56,7 +65,7 @@ let package = Package(
         .target(name: "Daemon", dependencies: [
             "Drain", "Workspace", "CaptureInbox", "CaptureFormat", "OutlConfig", "SystemCalls", "BatchIO", "CInotifyShim", "CSystemdShim",
         ]),
-        .executableTarget(name: "outld", dependencies: ["Daemon", "OutlConfig", "SystemCalls"],
+        .executableTarget(name: "outld", dependencies: ["Daemon", "OutlConfig", "SystemCalls", "MainExecutor"],
                           linkerSettings: [.unsafeFlags(["-static-stdlib"])]),
 
         // Tests. TestSupport runs real processes on real temporary directories.

@@ -12,17 +12,28 @@ import SystemCalls
 
 public let captureVersion = "0.1.0"
 
-/// Runs `outl-capture` with the arguments as the kernel gave them (without the program name): an
-/// argument that is not UTF-8 is refused as standard input is, never decoded with replacements.
-public func captureMain(rawArguments: [[UInt8]], environment: @escaping (String) -> String? = Path.environment) -> Int32 {
+/// Runs `outl-capture` with the arguments as the kernel gave them (`argv[1..<argc]`): an argument
+/// that is not UTF-8 is refused as standard input is, never decoded with replacements. The bytes
+/// are checked where they lie, so a capture's process makes no array of arrays (an element type
+/// the runtime has no ready metadata for, which it would build by demangling its name).
+public func captureMain(argc: Int32, argv: UnsafePointer<UnsafeMutablePointer<CChar>?>,
+                        environment: @escaping (String) -> String? = Path.environment) -> Int32 {
+    func bytes(_ i: Int) -> UnsafeBufferPointer<UInt8> {
+        guard let p = argv[i] else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
+    }
     var args: [String] = []
-    for (i, a) in rawArguments.enumerated() {
-        guard let s = String(validating: a, as: UTF8.self) else {
-            let hotkey = Arguments.wantsDesktopNotice(rawArguments.map { String(decoding: $0, as: UTF8.self) })
-            return report(Failure(ExitStatus.dataError, "argument \(i + 1) is not UTF-8 (byte \(UTF8Check.firstInvalidOffset(a) ?? 0)); nothing saved"),
+    args.reserveCapacity(max(Int(argc) - 1, 0))
+    for i in 1..<max(Int(argc), 1) {
+        let a = bytes(i)
+        // Our own check, not String(validating:): that generic path looks a witness up by
+        // mangled name, which brings the runtime's demangler into every capture's process.
+        if let bad = UTF8Check.firstInvalidOffset(a) {
+            let hotkey = Arguments.wantsDesktopNotice((1..<Int(argc)).map { String(decoding: bytes($0), as: UTF8.self) })
+            return report(Failure(ExitStatus.dataError, "argument \(i) is not UTF-8 (byte \(bad)); nothing saved"),
                           notify: hotkey, environment: environment)
         }
-        args.append(s)
+        args.append(String(decoding: a, as: UTF8.self))
     }
     return captureMain(args, environment: environment)
 }

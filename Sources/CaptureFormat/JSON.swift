@@ -160,6 +160,10 @@ extension JSONValue {
 /// above U+10FFFF are invalid, as RFC 3629 says).
 public enum UTF8Check {
     public static func firstInvalidOffset(_ b: [UInt8]) -> Int? {
+        b.withUnsafeBufferPointer { firstInvalidOffset($0) }
+    }
+
+    public static func firstInvalidOffset(_ b: UnsafeBufferPointer<UInt8>) -> Int? {
         var i = 0
         let n = b.count
         while i < n {

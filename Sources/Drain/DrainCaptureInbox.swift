@@ -326,3 +326,12 @@ public func sweep_stale_temps(_ inboxes: [String], workspace root: String) {
 public func pending_count(_ inboxes: [String], workspace root: String) -> Int {
     inboxes.reduce(0) { $0 + ((try? Inbox.pending($1, workspace: root).count) ?? 0) }
 }
+
+extension Array where Element == FileDescriptor {
+    /// `closeAfter` for an async body (a pass keeps its inboxes' directories open throughout). It
+    /// lives here, not in SystemCalls, so the writer links no concurrency runtime.
+    func closeAfter<R>(_ body: () async throws -> R) async rethrows -> R {
+        defer { forEach { $0.close() } }
+        return try await body()
+    }
+}

@@ -91,10 +91,4 @@ extension Array where Element == FileDescriptor {
         defer { forEach { $0.close() } }
         return try body()
     }
-
-    /// The same for an async body (the drain keeps its inboxes' directories open for a whole pass).
-    public func closeAfter<R>(_ body: () async throws -> R) async rethrows -> R {
-        defer { forEach { $0.close() } }
-        return try await body()
-    }
 }

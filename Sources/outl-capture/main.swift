@@ -7,9 +7,4 @@ import Glibc
 #endif
 
 signal(SIGPIPE, SIG_IGN)
-var rawArguments: [[UInt8]] = []
-for i in 1..<Int(CommandLine.argc) {
-    guard let p = CommandLine.unsafeArgv[i] else { continue }
-    rawArguments.append(Array(UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))))
-}
-exit(captureMain(rawArguments: rawArguments))
+exit(captureMain(argc: CommandLine.argc, argv: CommandLine.unsafeArgv))

@@ -4,6 +4,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MainExecutor
 import SystemCalls
 import Workspace
 

@@ -9,6 +9,7 @@ import Glibc
 #endif
 import Daemon
 import OutlConfig
+import MainExecutor
 import SystemCalls
 
 // glibc gives freed memory at the top of the heap back to the kernel past 128 KiB, so each batch

@@ -35,3 +35,16 @@ func elfProgramHeaderTypes(_ bytes: Data) throws -> [UInt32] {
     let bytes = try #require(FileManager.default.contents(atPath: binPath("outld")))
     #expect(try elfProgramHeaderTypes(bytes).contains(3))
 }
+
+@Test func outl_capture_links_no_concurrency_runtime_or_libdispatch() throws {
+    // Their start-up work (libdispatch_init reads sysfs; the actor runtime registers itself) and
+    // pages would be every capture's. The symbol table is read as bytes: a name found in outld and
+    // one the writer must have show the search can find what it looks for.
+    let writerBytes = try #require(FileManager.default.contents(atPath: writer))
+    let outldBytes = try #require(FileManager.default.contents(atPath: binPath("outld")))
+    for name in ["libdispatch_init", "swift_task_create"] {
+        #expect(outldBytes.range(of: Data((name + "\0").utf8)) != nil, "\(name) not seen in outld: the search finds nothing")
+        #expect(writerBytes.range(of: Data((name + "\0").utf8)) == nil, "\(name) linked into \(writer)")
+    }
+    #expect(writerBytes.range(of: Data("swift_retain\0".utf8)) != nil, "no symbol table in \(writer)")
+}
