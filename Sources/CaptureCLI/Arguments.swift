@@ -63,15 +63,19 @@ public enum Arguments {
         while i < args.count {
             let a = args[i]
             i += 1
-            if onlyWords || a == "-" || !a.hasPrefix("-") {
+            // Bytes, not Characters: an option is ASCII, and a Character walk costs every capture's
+            // process the pages of the grapheme-breaking code.
+            let u = a.utf8
+            if onlyWords || a == "-" || u.first != UInt8(ascii: "-") {
                 if a == "-" && !onlyWords { dashes += 1 }
                 o.words.append(a)
                 continue
             }
             if a == "--" { onlyWords = true; continue }
             var name = a, inline: String?
-            if a.hasPrefix("--"), let eq = a.firstIndex(of: "=") {
-                name = String(a[..<eq]); inline = String(a[a.index(after: eq)...])
+            if u.starts(with: "--".utf8), let eq = u.firstIndex(of: UInt8(ascii: "=")) {
+                name = String(decoding: u[..<eq], as: UTF8.self)
+                inline = String(decoding: u[u.index(after: eq)...], as: UTF8.self)
             }
             if takesValue(name) {
                 let v: String

@@ -20,6 +20,21 @@ public enum CaptureName {
 
     public static func fileName(for id: ULID) -> String { id.string + suffix }
 
+    /// The writer's temporary name in `tmp/`: `<ULID>.<pid>.tmp`, unique to its process. Spelled
+    /// in bytes: an interpolated Int32 brought the integer-description code into every capture.
+    public static func tempFileName(for id: ULID, pid: Int32) -> String {
+        var b = Array(id.string.utf8)
+        b.reserveCapacity(26 + 1 + 10 + 4)
+        b.append(UInt8(ascii: "."))
+        if pid < 0 { b.append(UInt8(ascii: "-")) }
+        let start = b.count
+        var m = pid.magnitude
+        repeat { b.append(UInt8(ascii: "0") &+ UInt8(m % 10)); m /= 10 } while m > 0
+        b[start...].reverse()
+        b.append(contentsOf: ".tmp".utf8)
+        return String(decoding: b, as: UTF8.self)
+    }
+
     /// The bytes of a final-form name: 26 of the id, ".json".
     public static var fileNameBytes: Int { 26 + 5 }
 

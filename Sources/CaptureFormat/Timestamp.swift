@@ -141,15 +141,31 @@ public struct Timestamp: Equatable, Sendable, CustomStringConvertible {
 
     /// Canonical spelling: ms precision, `Z` for a zero offset, else `±HH:MM`.
     public var rfc3339: String {
-        func pad(_ v: Int, _ w: Int) -> String {
-            let s = String(v)
-            return s.count >= w ? s : String(repeating: "0", count: w - s.count) + s
+        // Spelled in bytes: every capture writes one, and String(Int) with padding brought the
+        // integer-description and string-append code into the writer's process for a few digits.
+        var b: [UInt8] = []
+        b.reserveCapacity(32)
+        /// `v` in at least `width` digits, zero-padded (a year past 9999 keeps all of its own).
+        func put(_ v: Int, _ width: Int) {
+            if v < 0 { b.append(UInt8(ascii: "-")) }
+            var m = v.magnitude, n = 1
+            while m >= 10 { m /= 10; n += 1 }
+            var p = 1 as UInt
+            for _ in 1..<max(n, width) { p *= 10 }
+            m = v.magnitude
+            while p > 0 { b.append(UInt8(ascii: "0") &+ UInt8(m / p % 10)); p /= 10 }
         }
-        var s = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):"
-        s += "\(pad(second, 2)).\(pad(nanosecond / 1_000_000, 3))"
-        if offsetSeconds == 0 { return s + "Z" }
-        let a = abs(offsetSeconds)
-        return s + (offsetSeconds < 0 ? "-" : "+") + pad(a / 3600, 2) + ":" + pad(a / 60 % 60, 2)
+        func put(_ c: Unicode.Scalar) { b.append(UInt8(ascii: c)) }
+        put(year, 4); put("-"); put(month, 2); put("-"); put(day, 2); put("T")
+        put(hour, 2); put(":"); put(minute, 2); put(":"); put(second, 2); put(".")
+        put(nanosecond / 1_000_000, 3)
+        if offsetSeconds == 0 {
+            put("Z")
+        } else {
+            let a = abs(offsetSeconds)
+            put(offsetSeconds < 0 ? "-" : "+"); put(a / 3600, 2); put(":"); put(a / 60 % 60, 2)
+        }
+        return String(decoding: b, as: UTF8.self)
     }
 
     public var description: String { rfc3339 }

@@ -54,7 +54,7 @@ public enum Inbox {
         let tmp = try DirectoryWalk.open(tmpPath, beneath: dir, from: inbox)
         let name = CaptureName.fileName(for: id)
         try tmp.closeAfter {
-            try Durable.publish(bytes, name: name, in: inbox, dirPath: dir, via: "\(id.string).\(getpid()).tmp",
+            try Durable.publish(bytes, name: name, in: inbox, dirPath: dir, via: CaptureName.tempFileName(for: id, pid: getpid()),
                                 in: tmp, tempDirPath: tmpPath, mode: 0o600,
                                 syncTempDirectory: false, retractIfUnsynced: true)
         }

@@ -197,11 +197,14 @@ struct PathError: Error, Equatable, CustomStringConvertible {
 enum PathSpelling {
     static func interpret(_ raw: String, home: String, relativeAllowed: Bool) -> Result<String, PathError> {
         var path = raw
-        if path == "~" || path.hasPrefix("~/") {
+        // On bytes, as the kernel reads a path (a combining mark after "/" is still a slash).
+        let u = raw.utf8, slash = UInt8(ascii: "/")
+        if u.first == UInt8(ascii: "~") {
+            guard u.count == 1 || u.dropFirst().first == slash else {
+                return .failure(PathError(description: "only ~/ (your own home) is expanded; write the full path"))
+            }
             path = Path.expandTilde(path, home: home)
-        } else if path.hasPrefix("~") {
-            return .failure(PathError(description: "only ~/ (your own home) is expanded; write the full path"))
-        } else if !path.hasPrefix("/") {
+        } else if u.first != slash {
             guard relativeAllowed else {
                 return .failure(PathError(description: "a relative path; write an absolute path or one starting with ~/"))
             }

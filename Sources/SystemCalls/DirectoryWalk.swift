@@ -28,12 +28,28 @@ public struct UnsafeComponent: Error, Equatable, CustomStringConvertible {
 public enum DirectoryWalk {
     /// The components of `path` below `root`, or nil when `path` is not lexically inside it (a
     /// `..` component counts as outside: where it leads is whatever the user's spelling meant).
+    /// Paths are compared as the kernel does, byte for byte: a String's comparison would take two
+    /// spellings of "é" for one, and its Character walk costs the writer pages of code.
     public static func components(of path: String, below root: String) -> [String]? {
-        let base = root.utf8.last == UInt8(ascii: "/") ? root : root + "/"
-        if path == root { return [] }
-        guard path.hasPrefix(base) else { return nil }
-        let parts = path.dropFirst(base.count).split(separator: "/").map(String.init).filter { $0 != "." }
-        return parts.contains("..") ? nil : parts
+        let p = Array(path.utf8), r = Array(root.utf8)
+        let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+        if p == r { return [] }
+        let base = r.last == slash ? r.count : r.count + 1
+        guard p.count >= base, p[..<r.count].elementsEqual(r), base == r.count || p[r.count] == slash else { return nil }
+        var parts: [String] = []
+        var start = base
+        while start < p.count {
+            var end = start
+            while end < p.count, p[end] != slash { end += 1 }
+            switch end - start {
+            case 0: break
+            case 1 where p[start] == dot: break
+            case 2 where p[start] == dot && p[start + 1] == dot: return nil
+            default: parts.append(String(decoding: p[start..<end], as: UTF8.self))
+            }
+            start = end + 1
+        }
+        return parts
     }
 
     /// Opens `path` (at or below `root`) one component at a time from `root`'s descriptor. With

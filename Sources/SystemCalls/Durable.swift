@@ -233,9 +233,12 @@ public enum Path {
     /// Expands a leading "~" or "~/" the way a shell would, for paths read from flags and config
     /// files; `home` is for a caller that resolved $HOME from an environment of its own.
     public static func expandTilde(_ path: String, home: @autoclosure () -> String = Path.home()) -> String {
-        if path == "~" { return home() }
-        if path.hasPrefix("~/") { return join(home(), String(path.dropFirst(2))) }
-        return path
+        let u = path.utf8
+        guard u.first == UInt8(ascii: "~") else { return path }
+        if u.count == 1 { return home() }
+        let rest = u.dropFirst()
+        guard rest.first == slash else { return path }
+        return join(home(), String(decoding: rest.dropFirst(), as: UTF8.self))
     }
 
     public static func environment(_ name: String) -> String? {

@@ -23,3 +23,13 @@ import Testing
         #expect(CaptureName.ulid(of: CaptureName.fileName(for: id)) == id)
     }
 }
+
+@Test func the_writers_temp_name_is_the_id_the_pid_and_tmp() throws {
+    let id = try #require(ULID(string: "01JDQ3Z6M9X8K7V5T4R3P2N1QW"))
+    #expect(CaptureName.tempFileName(for: id, pid: 4_194_304) == "01JDQ3Z6M9X8K7V5T4R3P2N1QW.4194304.tmp")
+    #expect(CaptureName.tempFileName(for: id, pid: 7) == "01JDQ3Z6M9X8K7V5T4R3P2N1QW.7.tmp")
+    #expect(CaptureName.tempFileName(for: id, pid: 0) == "01JDQ3Z6M9X8K7V5T4R3P2N1QW.0.tmp")
+    #expect(CaptureName.tempFileName(for: id, pid: Int32.max) == "01JDQ3Z6M9X8K7V5T4R3P2N1QW.2147483647.tmp")
+    // Never a capture, so no drain takes a half-written temp for one.
+    #expect(CaptureName.ulid(of: CaptureName.tempFileName(for: id, pid: 12)) == nil)
+}

@@ -55,3 +55,21 @@ import Glibc
     #expect(t.offsetSeconds == -18000)
     #expect(t.rfc3339 == "2026-12-01T23:58:07.120-05:00")
 }
+
+@Test func rfc3339_pads_every_field_and_spells_the_offset() {
+    func t(_ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi: Int, _ s: Int, _ ns: Int, _ off: Int) -> String {
+        Timestamp(year: y, month: mo, day: d, hour: h, minute: mi, second: s, nanosecond: ns, offsetSeconds: off).rfc3339
+    }
+    #expect(t(2026, 1, 2, 3, 4, 5, 6_000_000, 0) == "2026-01-02T03:04:05.006Z")
+    #expect(t(7, 12, 31, 23, 59, 59, 999_999_999, 0) == "0007-12-31T23:59:59.999Z")
+    #expect(t(12345, 10, 10, 10, 10, 10, 0, 0) == "12345-10-10T10:10:10.000Z")
+    #expect(t(2026, 6, 1, 0, 0, 0, 120_000_000, 19800) == "2026-06-01T00:00:00.120+05:30")
+    #expect(t(2026, 6, 1, 0, 0, 0, 0, -(9 * 3600 + 30 * 60)) == "2026-06-01T00:00:00.000-09:30")
+    #expect(t(2026, 6, 1, 0, 0, 0, 0, 14 * 3600) == "2026-06-01T00:00:00.000+14:00")
+    // Every spelling reads back as the same instant and offset.
+    for off in stride(from: -12 * 3600, through: 14 * 3600, by: 900) {
+        let s = t(2026, 3, 4, 5, 6, 7, 89_000_000, off)
+        let back = Timestamp(rfc3339: s)
+        #expect(back?.offsetSeconds == off && back?.rfc3339 == s, "\(s)")
+    }
+}
