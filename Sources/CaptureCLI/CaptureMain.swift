@@ -24,7 +24,7 @@ public func captureMain(argc: Int32, argv: UnsafePointer<UnsafeMutablePointer<CC
     }
     var args: [String] = []
     args.reserveCapacity(max(Int(argc) - 1, 0))
-    for i in 1..<max(Int(argc), 1) {
+    for i in 1..<max(Int(argc), 1) where argv[i] != nil {
         let a = bytes(i)
         // Our own check, not String(validating:): that generic path looks a witness up by
         // mangled name, which brings the runtime's demangler into every capture's process.
