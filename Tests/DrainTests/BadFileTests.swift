@@ -173,7 +173,7 @@ final class GrowAfterOpen: SysInterposer {
     init(_ path: String, _ more: [UInt8]) { self.path = path; self.more = more }
     func before(_ call: SysCall) -> SysFault? {
         if call.op == .open, call.path == path { opens += 1; armed = !grown }
-        if call.op == .pread || call.op == .read || call.op == .uringRead, armed, !grown {
+        if call.op == .pread || call.op == .read || call.op == .uringRead, armed, !grown, descriptor(call.fd, isFileAt: path) {
             grown = true
             let fd = open(path, O_WRONLY | O_APPEND)
             _ = more.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

@@ -27,7 +27,7 @@ import Workspace
         var grown = false
         init(_ path: String, _ more: [UInt8]) { self.path = path; self.more = more }
         func before(_ call: SysCall) -> SysFault? {
-            if call.op == .read, !grown {
+            if call.op == .read, !grown, descriptor(call.fd, isFileAt: path) {
                 grown = true
                 let fd = Glibc.open(path, O_WRONLY | O_APPEND)
                 _ = more.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }

@@ -147,3 +147,11 @@ public let canMountTmpfs: Bool = {
 public func unmountTmpfs(_ path: String) {
     _ = try? run("/bin/umount", ["-l", path])
 }
+
+/// Whether `fd` is open on the file now at `path` (same device and inode): an interposer sees every
+/// thread's calls, so one that acts on "a read" must first tell its file's reads from another test's.
+public func descriptor(_ fd: Int32, isFileAt path: String) -> Bool {
+    var a = stat(), b = stat()
+    guard fd >= 0, fstat(fd, &a) == 0, stat(path, &b) == 0 else { return false }
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino
+}
