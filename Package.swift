@@ -12,10 +12,14 @@
 //   C shims       (CInotifyShim, CURingShim, CCRC32C, CSHA256, CSystemdShim) and the system library CLiburing
 import PackageDescription
 
-// The writer's modules reach type metadata through its accessor functions, not by mangled name:
-// a mangled name is resolved through the runtime's demangler, whose pages every capture's process
-// would fault in for the first array it makes (bench/writer.sh).
-let directMetadata: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])]
+// A capture's process spends its start on page faults, each mapping a 64 KiB window of code
+// (bench/writer.sh). So the writer's modules reach type metadata through accessor functions, not by
+// mangled name (resolved through the runtime's demangler, whose pages the first array made would
+// fault in), and put each function in a section of its own, which the writer's link lays out in
+// the order Sources/outl-capture/hot.order lists: the code one capture runs, side by side.
+let writerCodegen: [SwiftSetting] = [.unsafeFlags([
+    "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors", "-Xfrontend", "-function-sections",
+])]
 
 let package = Package(
     name: "outl",
@@ -26,20 +30,24 @@ let package = Package(
     ],
     targets: [
         // The format and the seam: no Foundation, so the writer stays tiny.
-        .target(name: "SystemCalls", swiftSettings: directMetadata),
+        .target(name: "SystemCalls", swiftSettings: writerCodegen),
         // Apart from SystemCalls: a linked executor would bring the concurrency runtime and
         // libdispatch, and their start-up work, into every capture's process.
         .target(name: "MainExecutor"),
-        .target(name: "JSONText", swiftSettings: directMetadata),
-        .target(name: "CaptureFormat", dependencies: ["SystemCalls", "JSONText", "CSHA256"], swiftSettings: directMetadata),
-        .target(name: "OutlConfig", dependencies: ["SystemCalls"], swiftSettings: directMetadata),
-        .target(name: "CaptureInbox", dependencies: ["CaptureFormat", "SystemCalls"], swiftSettings: directMetadata),
-        .target(name: "CaptureCLI", dependencies: ["CaptureInbox", "CaptureFormat", "OutlConfig", "SystemCalls"], swiftSettings: directMetadata),
+        .target(name: "JSONText", swiftSettings: writerCodegen),
+        .target(name: "CaptureFormat", dependencies: ["SystemCalls", "JSONText", "CSHA256"], swiftSettings: writerCodegen),
+        .target(name: "OutlConfig", dependencies: ["SystemCalls"], swiftSettings: writerCodegen),
+        .target(name: "CaptureInbox", dependencies: ["CaptureFormat", "SystemCalls"], swiftSettings: writerCodegen),
+        .target(name: "CaptureCLI", dependencies: ["CaptureInbox", "CaptureFormat", "OutlConfig", "SystemCalls"], swiftSettings: writerCodegen),
         // Fully static (Swift runtime and glibc): no dynamic loader work at start-up, so the
-        // writer runs within 1.5x of the C reference (bench/writer.sh).
+        // writer runs within 1.5x of the C reference (bench/writer.sh). The order file is gold's
+        // (Swift's linker here); a name it lists that no longer exists is passed over.
         .executableTarget(
-            name: "outl-capture", dependencies: ["CaptureCLI"], swiftSettings: directMetadata,
-            linkerSettings: [.unsafeFlags(["-static-executable"])]),
+            name: "outl-capture", dependencies: ["CaptureCLI"], exclude: ["hot.order"], swiftSettings: writerCodegen,
+            linkerSettings: [.unsafeFlags([
+                "-static-executable",
+                "-Xlinker", "--section-ordering-file=\(Context.packageDirectory)/Sources/outl-capture/hot.order",
+            ])]),
 
         // The workspace and its inspection CLI.
         .target(name: "Workspace", dependencies: ["SystemCalls", "CCRC32C", "JSONText"]),

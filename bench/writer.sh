@@ -17,6 +17,15 @@ cc -O2 -Wall -o "$out/alternate" "$here/c/alternate.c"
 work=$(mktemp -d "${TMPDIR:-/tmp}/outl-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 runs=${OUTL_BENCH_RUNS:-300}
+# How much of the code layout (Sources/outl-capture/hot.order, bench/writer-order.sh) this build has.
+python3 - "$here/../Sources/outl-capture/hot.order" "$bin/outl-capture" <<'PY'
+import subprocess, sys
+listed = [l.strip()[len(".text."):] for l in open(sys.argv[1]) if l.strip()]
+present = {l.split()[-1] for l in subprocess.run(["nm", sys.argv[2]], capture_output=True, text=True).stdout.splitlines() if l.strip()}
+found = sum(n in present for n in listed)
+print(f"writer layout: {found} of the {len(listed)} functions hot.order lists are in this build"
+      + ("" if found >= 0.9 * len(listed) else " (stale: run bench/writer-order.sh)"))
+PY
 status=0
 for state in installed after-reboot; do
   # Fresh copies of both programs, so neither runs in whatever state the build left it.
