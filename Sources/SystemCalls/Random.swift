@@ -34,8 +34,9 @@ extension Sys {
 /// The mix of a 128-bit id for in-memory hash tables (BlockID's, ULID's), keyed by two words drawn
 /// once per process: ids come from files other people wrote (a peer's op log, a synced inbox), and
 /// ids crafted to collide under a fixed mix (all with one hi ^ lo, say) would turn every lookup into
-/// a walk of them all. A 64x64->128 multiply of the keyed halves, folded, spreads any such set; the
-/// key never leaves the process, so no table hash is kept on disk or compared between processes.
+/// a walk of them all. A 64x64->128 multiply of the keyed halves, folded and finished, spreads any
+/// such set; the key never leaves the process, so no table hash is kept on disk or compared between
+/// processes.
 public enum KeyedMix {
     public static let key: (UInt64, UInt64) = Sys.random128()
 
