@@ -23,8 +23,7 @@ public enum CaptureName {
     /// The writer's temporary name in `tmp/`: `<ULID>.<pid>.tmp`, unique to its process. Spelled
     /// in bytes: an interpolated Int32 brought the integer-description code into every capture.
     public static func tempFileName(for id: ULID, pid: Int32) -> String {
-        var b = Array(id.string.utf8)
-        b.reserveCapacity(26 + 1 + 10 + 4)
+        var b = [UInt8](unsafeUninitializedCapacity: 26 + 1 + 11 + 4) { room, n in n = id.spell(into: room) }
         b.append(UInt8(ascii: "."))
         if pid < 0 { b.append(UInt8(ascii: "-")) }
         let start = b.count

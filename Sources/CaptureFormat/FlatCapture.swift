@@ -43,7 +43,7 @@ enum FlatCapture {
         }
         s.space()
         guard s.i == b.count else { return nil }
-        if s.highBytes, UTF8Check.firstInvalidOffset(Array(b)) != nil { return nil }
+        if s.highBytes, UTF8Check.firstInvalidOffset(b) != nil { return nil }
         func str(_ r: Range<Int>?) -> String? {
             r.map { String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self) }
         }
