@@ -186,8 +186,39 @@ final class WorkspaceCore {
         if let notAtItsName { throw notAtItsName }
     }
 
+    /// The same for a call's captures: their creates are applied as CaptureOps, with no Op made
+    /// unless a history notes them.
+    private func appendThenApply(_ batch: CaptureBatch) throws {
+        var notAtItsName: Error? = nil
+        do { try writer.append(batch) } catch let e as OpLogWriter.DurableButNotAtItsName {
+            notAtItsName = e.underlying
+        }
+        var run: BlockID? = nil
+        model.blocks.reserve(more: batch.count)
+        func applied(_ page: BlockID?) {
+            if let p = page, p != run {
+                if let r = run { pages.markStale(CollectionOfOne(r)) }
+                run = p
+            }
+        }
+        batch.creates.withUnsafeBufferPointer { c in
+            batch.inOrder { k in
+                if k >= 0 {
+                    if case .page(let p) = model.change(c[k]) { applied(p) }
+                    history?.note(c[k].asOp())
+                } else {
+                    let op = batch.pageCreates[-1 - k].op
+                    applied(model.apply(op))
+                    history?.note(op)
+                }
+            }
+        }
+        if let r = run { pages.markStale(CollectionOfOne(r)) }
+        if let notAtItsName { throw notAtItsName }
+    }
+
     func appendCaptures(_ captures: [CaptureBlock]) throws -> [AppendOutcome] {
-        var ops: [Op] = []
+        var batch = CaptureBatch()
         var outcomes: [AppendOutcome] = []
         var pending = Set<BlockID>()
         var newPages = Set<BlockID>()
@@ -195,7 +226,7 @@ final class WorkspaceCore {
         // Captures come in runs of one page (a burst is one day's): the page is looked up once per
         // run, and its greatest position carried along the run.
         var runPage: BlockID? = nil, runMax = ""
-        ops.reserveCapacity(captures.count + 1)
+        batch.creates.reserveCapacity(captures.count)
         // One reading of the clock for the call: its ops are stamped at one moment, in order (the
         // counter tells them apart), not one clock_gettime per capture.
         let now = wallClockMilliseconds()
@@ -236,7 +267,7 @@ final class WorkspaceCore {
                     var op = Op(hlc: clock.tick(now: now), kind: .createPage, id: pageID)
                     if let name = captures[k].page { op.pageKind = .named; op.text = PageNames.nfc(name) }
                     else { op.pageKind = .journal; op.text = captures[k].day.iso }
-                    ops.append(op)
+                    batch.pageCreates.append((before: batch.creates.count, op: op))
                 }
                 runMax = maxPos[pageID] ?? page?.maxTopPos ?? ""
             }
@@ -244,15 +275,12 @@ final class WorkspaceCore {
             let key = hlc.positionKey
             let pos = key > runMax ? key : PositionKey.between(runMax, nil)
             runMax = pos
-            // Made where it is kept: an op made aside was copied into the list, its Strings retained.
-            ops.append(Op(hlc: hlc, kind: .createBlock, id: id))
-            let o = ops.count - 1
-            ops[o].page = pageID; ops[o].pos = pos
-            ops[o].text = Markdown.captureSource(caption: captures[k].text, assets: captures[k].assets)
-            ops[o].props = [Property("captured-at", captures[k].capturedAt), Property("source", captures[k].source)]
+            batch.creates.append(CaptureOp(hlc: hlc, id: id, page: pageID, pos: pos,
+                                           text: Markdown.captureSource(caption: captures[k].text, assets: captures[k].assets),
+                                           capturedAt: captures[k].capturedAt, source: captures[k].source))
             outcomes.append(.created)
         }
-        try appendThenApply(ops)
+        try appendThenApply(batch)
         return outcomes
     }
 

@@ -132,6 +132,54 @@ import Testing
     }
 }
 
+/// A capture's create is spelled and applied from the capture's own Strings (CaptureOp), in a batch
+/// with page creates between its captures: every line is the one its Op (`asOp`) makes, in the same
+/// order, and a model it is applied to holds what the Ops make it hold.
+@Test func a_captures_create_is_the_line_and_the_change_its_op_makes() {
+    let actor = BlockID.random()
+    let texts = ["plain", "quote \" backslash \\ newline \n tab \t nul \u{0} bell \u{7}", "emoji 🧪 ünï", "", String(repeating: "long ", count: 40)]
+    var batch = CaptureBatch()
+    var ops: [Op] = []
+    for n in 0..<30 {
+        let page = BlockID.journalPage(JournalDay(year: 2026, month: 12, day: 1 + n / 10)!)
+        if n % 10 == 0 {
+            var p = Op(hlc: HLC(wall: 1_796_206_489_801, counter: UInt32(2 * n), actor: actor), kind: .createPage, id: page)
+            p.pageKind = .journal
+            p.text = JournalDay(year: 2026, month: 12, day: 1 + n / 10)!.iso
+            batch.pageCreates.append((before: batch.creates.count, op: p))
+            ops.append(p)
+        }
+        let c = CaptureOp(hlc: HLC(wall: 1_796_206_489_801 + Int64(n), counter: UInt32(2 * n + 1), actor: actor), id: BlockID.random(),
+                          page: page, pos: "0mx5yytop\(1000 + n)i", text: texts[n % texts.count],
+                          capturedAt: "2026-12-0\(1 + n / 10)T23:58:07.120-05:00", source: n % 4 == 0 ? "c\"li \(n)" : "cli")
+        batch.creates.append(c)
+        ops.append(c.asOp())
+    }
+    var order: [Int] = []
+    batch.inOrder { order.append($0) }
+    #expect(order.count == ops.count && batch.count == ops.count)
+    let inOrder = order.map { $0 >= 0 ? batch.creates[$0].asOp() : batch.pageCreates[-1 - $0].op }
+    #expect(inOrder.map(\.hlc) == ops.map(\.hlc))
+    // The lines, back to back in one room as OpLogWriter writes them, within the batch's bound.
+    let lines = [UInt8](unsafeUninitializedCapacity: batch.bound) { buf, n in
+        var w = ByteWriter(buf)
+        var spelled = OpEncoder.Spelled()
+        for k in order { if k >= 0 { OpEncoder.encode(batch.creates[k], &w, &spelled) } else { OpEncoder.encode(batch.pageCreates[-1 - k].op, &w, &spelled) } }
+        n = w.count
+    }
+    #expect(String(decoding: lines, as: UTF8.self) == String(decoding: ops.flatMap { OpEncoder.line($0) }, as: UTF8.self))
+    // Applied: the same blocks, with the same text, properties and position.
+    var viaCaptures = Model(), viaOps = Model()
+    for k in order { if k >= 0 { _ = viaCaptures.change(batch.creates[k]) } else { viaCaptures.apply(batch.pageCreates[-1 - k].op) } }
+    for op in ops { viaOps.apply(op) }
+    for c in batch.creates {
+        let a = viaCaptures.blocks[c.id], b = viaOps.blocks[c.id]
+        #expect(a != nil && a?.text == b?.text && a?.props == b?.props && a?.pos == b?.pos && a?.page == b?.page)
+        #expect(a?.props == [Property("captured-at", c.capturedAt), Property("source", c.source)])
+    }
+    #expect(viaCaptures.renderDigest(of: batch.pageCreates[0].op.id) == viaOps.renderDigest(of: batch.pageCreates[0].op.id))
+}
+
 /// A line as another writer may spell it, with its CRC.
 func checkedLine(_ json: String) -> [UInt8] {
     let body = Array(json.utf8)

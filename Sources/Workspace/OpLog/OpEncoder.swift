@@ -12,11 +12,7 @@ public enum OpEncoder {
     }
 
     /// The most bytes `op`'s line can take.
-    static func bound(_ op: Op) -> Int {
-        var strings = op.text.utf8.count + op.pos.utf8.count
-        for p in op.props { strings += p.key.utf8.count + p.value.utf8.count + 6 }
-        return 400 + 6 * strings
-    }
+    static func bound<O: OpLineFields>(_ op: O) -> Int { 400 + 6 * op.stringBytes }
 
     /// What the ops of one batch share, spelled once: one device's actor id, the page of a run of
     /// captures, and the wall time of one reading of the clock (`appendCaptures` stamps a batch
@@ -55,13 +51,13 @@ public enum OpEncoder {
     }
 
     /// Writes `op`'s line after what `w` holds (at most `bound(op)` bytes).
-    static func encode(_ op: Op, _ w: inout ByteWriter) {
+    static func encode<O: OpLineFields>(_ op: O, _ w: inout ByteWriter) {
         var spelled = Spelled()
         encode(op, &w, &spelled)
     }
 
     /// The same, with what it shares with the batch's other ops spelled once (`spelled`).
-    static func encode(_ op: Op, _ w: inout ByteWriter, _ spelled: inout Spelled) {
+    static func encode<O: OpLineFields>(_ op: O, _ w: inout ByteWriter, _ spelled: inout Spelled) {
         let lineStart = w.count
         w.lit("00000000 ")
         let jsonStart = w.count
@@ -72,22 +68,22 @@ public enum OpEncoder {
         idField(",\"id\":\"", op.id, &w)
         switch op.kind {
         case .createPage:
-            field(",\"pk\":", op.pageKind == .journal ? "j" : "p", &w)
-            field(",\"t\":", op.text, &w)
+            w.lit(",\"pk\":\""); w.byte(op.pageKind == .journal ? UInt8(ascii: "j") : UInt8(ascii: "p")); w.byte(34)
+            w.lit(",\"t\":"); op.withText { escaped($0, &w) }
         case .createBlock:
             w.lit(",\"pg\":\""); Spelled.id(op.page, &spelled.page, &spelled.pageBytes, &w); w.byte(34)
             if let p = op.parent { idField(",\"pa\":\"", p, &w) } else { w.lit(",\"pa\":\"\"") }
-            field(",\"pos\":", op.pos, &w)
-            field(",\"t\":", op.text, &w)
-            props(op.props, &w)
+            w.lit(",\"pos\":"); op.withPos { escaped($0, &w) }
+            w.lit(",\"t\":"); op.withText { escaped($0, &w) }
+            props(op, &w)
         case .updateBlock:
-            field(",\"t\":", op.text, &w)
-            props(op.props, &w)
+            w.lit(",\"t\":"); op.withText { escaped($0, &w) }
+            props(op, &w)
         case .moveBlock:
             if let p = op.parent { idField(",\"pa\":\"", p, &w) } else { w.lit(",\"pa\":\"\"") }
-            field(",\"pos\":", op.pos, &w)
+            w.lit(",\"pos\":"); op.withPos { escaped($0, &w) }
         case .setPreamble:
-            field(",\"t\":", op.text, &w)
+            w.lit(",\"t\":"); op.withText { escaped($0, &w) }
         case .deleteBlock, .unknown:
             break
         }
@@ -107,12 +103,6 @@ public enum OpEncoder {
         return out
     }
 
-    /// `prefix` (`,"key":`) and the value as a JSON string.
-    static func field(_ prefix: StaticString, _ value: String, _ w: inout ByteWriter) {
-        w.lit(prefix)
-        string(value, &w)
-    }
-
     /// `prefix` (`,"key":"`), the id and its closing quote, without building the id's String (a
     /// UUID never needs escaping).
     static func idField(_ prefix: StaticString, _ id: BlockID, _ w: inout ByteWriter) {
@@ -121,23 +111,18 @@ public enum OpEncoder {
         w.byte(34)
     }
 
-    static func props(_ props: [Property], _ w: inout ByteWriter) {
+    @inline(__always)
+    static func props<O: OpLineFields>(_ op: O, _ w: inout ByteWriter) {
         w.lit(",\"pr\":{")
-        for i in props.indices {  // read in place: a copy of each Property retained its two Strings
-            if i > 0 { w.byte(UInt8(ascii: ",")) }
-            string(props[i].key, &w)
+        var first = true
+        op.forEachProperty { key, value in
+            if !first { w.byte(UInt8(ascii: ",")) }
+            first = false
+            escaped(key, &w)
             w.byte(UInt8(ascii: ":"))
-            string(props[i].value, &w)
+            escaped(value, &w)
         }
         w.byte(UInt8(ascii: "}"))
-    }
-
-    /// A JSON string: quotes, backslashes and control characters escaped, other UTF-8 as is.
-    static func string(_ s: String, _ w: inout ByteWriter) {
-        // A native String lends its bytes as they are; only another kind is copied first.
-        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ escaped($0, &w) }) { return done }
-        var s = s
-        s.withUTF8 { escaped($0, &w) }
     }
 
     /// `b` as a JSON string. Nearly every string needs no escape: it is told so a word at a time
@@ -191,5 +176,50 @@ public enum OpEncoder {
         }
         w.bytes(UnsafeBufferPointer(rebasing: b[run...]))
         w.byte(34)
+    }
+}
+
+/// What an op's line is spelled from, so an `Op` (Strings) and a capture's create (`CaptureOp`, read
+/// from its capture) share one encoder and spell the same line for the same op.
+protocol OpLineFields {
+    var kind: OpKind { get }
+    var hlc: HLC { get }
+    var id: BlockID { get }
+    var page: BlockID { get }
+    var parent: BlockID? { get }
+    var pageKind: PageKind { get }
+    @inline(__always)
+    func withText<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R
+    func withPos<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R
+    /// Each property's key and value, in the op's order.
+    @inline(__always)
+    func forEachProperty(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void)
+    /// The bytes of its text, position and properties, plus 6 per property: what `bound` grows with.
+    var stringBytes: Int { get }
+}
+
+extension Op: OpLineFields {
+    func withText<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R { OpEncoder.bytes(of: text, body) }
+
+    func forEachProperty(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+        for i in props.indices {  // read in place: a copy of each Property retained its two Strings
+            OpEncoder.bytes(of: props[i].key) { k in OpEncoder.bytes(of: props[i].value) { v in body(k, v) } }
+        }
+    }
+
+    var stringBytes: Int {
+        var n = text.utf8.count + pos.utf8.count
+        for p in props { n += p.key.utf8.count + p.value.utf8.count + 6 }
+        return n
+    }
+}
+
+extension OpEncoder {
+    /// A String's UTF-8 as it lies: a native String lends its bytes; only another kind is copied first.
+    @inline(__always)
+    static func bytes<R>(of s: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let r = s.utf8.withContiguousStorageIfAvailable(body) { return r }
+        var s = s
+        return s.withUTF8(body)
     }
 }
