@@ -7,6 +7,34 @@ import TestSupport
 @testable import Workspace
 
 @Suite struct PageDigestTests {
+    /// A digest is recorded and compared across restarts: reading a string's last bytes in wider
+    /// loads must hash every length and place as the byte-at-a-time reading did.
+    @Test func a_strings_last_bytes_hash_as_they_did_read_a_byte_at_a_time() {
+        var rng = SplitMix64(seed: 17)
+        let bytes = (0..<64).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        bytes.withUnsafeBufferPointer { all in
+            for start in 0..<9 {
+                for n in 0...(all.count - start) {
+                    let b = UnsafeBufferPointer(rebasing: all[start..<(start + n)])
+                    var fast = DigestHasher(seed: 5), slow = DigestHasher(seed: 5)
+                    fast.add(b)
+                    slow.add(UInt64(n))
+                    var i = 0
+                    while i + 8 <= n {
+                        var w: UInt64 = 0
+                        for k in 0..<8 { w |= UInt64(b[i + k]) << (8 * UInt64(k)) }
+                        slow.add(w)
+                        i += 8
+                    }
+                    var tail: UInt64 = 0, shift: UInt64 = 0
+                    while i < n { tail |= UInt64(b[i]) << shift; shift += 8; i += 1 }
+                    if shift > 0 { slow.add(tail) }
+                    #expect(fast.finished == slow.finished, "\(n) bytes from \(start)")
+                }
+            }
+        }
+    }
+
     @Test func a_digest_changes_whenever_the_rendering_does_and_not_with_the_arrival_order() throws {
         var changes = 0
         for seed in UInt64(1)...200 {
