@@ -300,7 +300,8 @@ public struct Model: Sendable {
     }
 }
 
-/// What `apply` reads from an op, so `Op` (Strings) and `RawOpView` (line bytes) share one do_op.
+/// What `apply` reads from an op, so `Op` (Strings), `RawOpView` (line bytes) and `CaptureOp` (a
+/// capture's own Strings) share one do_op.
 protocol OpFields {
     var kind: OpKind { get }
     var id: BlockID { get }

@@ -67,7 +67,6 @@ struct CaptureBatch {
     var pageCreates: [(before: Int, op: Op)] = []
 
     var count: Int { creates.count + pageCreates.count }
-    var isEmpty: Bool { count == 0 }
 
     /// The most bytes the batch's lines can take (OpEncoder.bound of each).
     var bound: Int {

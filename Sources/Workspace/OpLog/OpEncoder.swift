@@ -188,11 +188,9 @@ protocol OpLineFields {
     var page: BlockID { get }
     var parent: BlockID? { get }
     var pageKind: PageKind { get }
-    @inline(__always)
     func withText<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R
     func withPos<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R
     /// Each property's key and value, in the op's order.
-    @inline(__always)
     func forEachProperty(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void)
     /// The bytes of its text, position and properties, plus 6 per property: what `bound` grows with.
     var stringBytes: Int { get }

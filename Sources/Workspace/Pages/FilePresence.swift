@@ -56,8 +56,7 @@ struct FilePresence: Equatable {
         var earlier: [BlockID] = [], shown: [BlockID] = []
         for id in ids where shownSince[id] == nil {
             shown.append(id)
-            // Asked of the file first: a first projection (no file held) looks up nothing more.
-            if let held = fileHeld, held(id), firstSeen[id] == nil { earlier.append(id) }
+            if firstSeen[id] == nil, fileHeld?(id) == true { earlier.append(id) }
         }
         if spelling { earlier.sort(); shown.sort() }  // the order is the spelling's; applying ignores it
         if spelling, !earlier.isEmpty { FilePresence.line("f", e - 1, earlier, into: &out) }
