@@ -84,6 +84,20 @@ public enum Inbox {
         return try inbox.closeAfter { try pending(inbox, at: dir) }
     }
 
+    /// How many final-form names `dir` holds, counted from their bytes, none kept: an inbox a peer
+    /// filled with millions costs a listing, never memory. A missing inbox holds none.
+    public static func pendingCount(_ dir: String, workspace: String? = nil) throws -> Int {
+        let inbox: FileDescriptor
+        do {
+            inbox = try open(dir, workspace: workspace)
+        } catch let e as Errno where e == .ENOENT {
+            return 0
+        }
+        var n = 0
+        try inbox.closeAfter { try inbox.readDirectory(path: dir) { if CaptureName.ulid(ofBytes: $0) != nil { n += 1 } } }
+        return n
+    }
+
     /// What the drain set aside in `<inbox>/rejected/`: how many captures, and the newest reason's
     /// first line (by the reason file's mtime: the newest rejection). Read only, from the open
     /// inbox: a `rejected` that is a link or no directory is reported as such, never followed; a

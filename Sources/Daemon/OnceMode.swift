@@ -66,8 +66,15 @@ public enum OnceMode {
             try? Inbox.ensure(inbox, workspace: config.workspaceRoot)
         }
         await DrainPass.catchUp(config.drainedInboxes, workspace: workspace, log: log)
-        let report = await DrainPass.run(config.drainedInboxes, workspace: workspace, io: io, observer: observer,
+        // A pass lists at most DrainOptions.listingLimit captures: more passes drain the rest.
+        var report = await DrainPass.run(config.drainedInboxes, workspace: workspace, io: io, observer: observer,
                                          log: log, options: DrainPass.options(config))
+        var last = report
+        while last.owesAnotherPass {
+            last = await DrainPass.run(config.drainedInboxes, workspace: workspace, io: io, observer: observer,
+                                       log: log, options: DrainPass.options(config))
+            report.addingLaterPass(last)
+        }
         await finishPages(workspace, log: log)
         let failing = await workspace.failingPages
         await workspace.close()
@@ -82,9 +89,10 @@ public enum OnceMode {
             line += ", \(report.unsettled.count) bad file(s) kept in the inbox (cannot set aside: \(report.unsettled[0].path))"
         }
         if !report.refusedInboxes.isEmpty { line += ", \(report.refusedInboxes.count) inbox(es) refused" }
+        if report.more { line += ", more waiting behind captures that could not move (a pass lists \(DrainPass.options(config).listingLimit))" }
         if !failing.isEmpty { line += ", \(failing.count) page(s) not written (\(failing[0].path))" }
         let quiet = report.drained == 0 && report.rejected == 0 && report.duplicates == 0 && report.deferred == 0 && report.waiting.isEmpty
-            && report.unsettled.isEmpty && report.refusedInboxes.isEmpty && failing.isEmpty
+            && report.unsettled.isEmpty && report.refusedInboxes.isEmpty && failing.isEmpty && !report.more
         if !quiet || verbose { print(line) }
         return status(of: report, failingPages: failing.count)
     }
@@ -138,14 +146,16 @@ public enum OnceMode {
 
     /// A problem a person must fix outranks one that time fixes: 77 (rejected/ may not be
     /// written), 73 (an inbox or its rejected/ is a link or no directory), 74 (a page file could not
-    /// be read or written; the captures are in the op log), 75 (retry later: a transient error, or a
-    /// capture whose attachments are not whole yet), 0.
+    /// be read or written; the captures are in the op log), 75 (retry later: a transient error, a
+    /// capture whose attachments are not whole yet, or captures left behind a listing's worth that
+    /// could not move), 0.
     static func status(of report: DrainReport, failingPages: Int = 0) -> Int32 {
         let blockers = report.unsettled.map(\.blocker)
         if blockers.contains(.permission) { return 77 }
         if blockers.contains(.notADirectory) || !report.refusedInboxes.isEmpty { return 73 }
         if failingPages > 0 { return 74 }
-        if report.deferred > 0 || report.transientError != nil || blockers.contains(.transient) || !report.waiting.isEmpty { return 75 }
+        if report.deferred > 0 || report.transientError != nil || blockers.contains(.transient) || !report.waiting.isEmpty
+            || report.more { return 75 }
         return 0
     }
 
@@ -181,5 +191,20 @@ public enum OnceMode {
 
     static func formatSeconds(_ s: Double) -> String {
         s == s.rounded() ? "\(Int(s)) s" : "\(s) s"
+    }
+}
+
+extension DrainReport {
+    /// A later pass of the same run added in: what it moved is added; what it left in the inbox
+    /// (files waiting, files kept, refused inboxes) the earlier pass may have left too, and each is
+    /// said once.
+    mutating func addingLaterPass(_ later: DrainReport) {
+        var later = later
+        let waitingPaths = Set(waiting.map(\.path)), unsettledPaths = Set(unsettled.map(\.path)), refused = Set(refusedInboxes)
+        later.waiting.removeAll { waitingPaths.contains($0.path) }
+        later.unsettled.removeAll { unsettledPaths.contains($0.path) }
+        later.refusedInboxes.removeAll { refused.contains($0) }
+        more = false
+        self += later
     }
 }

@@ -51,8 +51,13 @@ struct Deadlines {
     var pageSlice: UInt64? = nil
     /// The next slice of a live merge that stopped with more to read: the same.
     var mergeSlice: UInt64? = nil
+    /// The next drain pass when the last one listed only the first DrainOptions.listingLimit
+    /// captures: due at once, after the turn's signals and watchdog, with no event to wait for.
+    var moreToList: UInt64? = nil
 
-    var earliest: UInt64? { [watchdog, retry, ringRelease, judgeWaiting, attachmentWait, pageSlice, mergeSlice].compactMap { $0 }.min() }
+    var earliest: UInt64? {
+        [watchdog, retry, ringRelease, judgeWaiting, attachmentWait, pageSlice, mergeSlice, moreToList].compactMap { $0 }.min()
+    }
 
     static func isDue(_ deadline: UInt64?, now: UInt64) -> Bool { deadline.map { now >= $0 } ?? false }
 }
@@ -207,6 +212,7 @@ final class RunningDaemon {
         let now = monotonicNanoseconds()
         if Deadlines.isDue(deadlines.retry, now: now) { wake.drain = true }
         if Deadlines.isDue(deadlines.attachmentWait, now: now) { wake.drain = true; deadlines.attachmentWait = nil }
+        if Deadlines.isDue(deadlines.moreToList, now: now) { wake.drain = true; deadlines.moreToList = nil }
         if Deadlines.isDue(deadlines.judgeWaiting, now: now) {
             await judgeWaiting()
             await projectDirtyPages()
@@ -415,6 +421,7 @@ final class RunningDaemon {
         let report = await DrainPass.run(config.drainedInboxes, workspace: workspace, io: io, observer: drainLog,
                                          log: log, options: drainOptions)
         if io.holdsRing { deadlines.ringRelease = monotonicNanoseconds() + RunningDaemon.ringIdleRelease }
+        deadlines.moreToList = report.owesAnotherPass ? monotonicNanoseconds() : nil
         await scheduleNextPageJudgement()
         // A capture waiting for its attachments is looked at again when it is due to be set aside
         // (an attachment arriving before that wakes the loop through inotify).

@@ -25,16 +25,21 @@ public struct DrainOptions: Sendable {
     /// CPU (measured on a burst of 10,000: reads on the ring went partly to io-wq workers, ~40 ms more
     /// system time); io_uring elsewhere, where parallel unlinks hide a synchronous discard.
     public var inboxFilesOnRing: Bool? = nil
+    /// The captures one pass lists at most, in capture order: whatever a peer puts in an inbox, a
+    /// pass holds this many entries (about 40 bytes each) and ends; the next pass goes on (`more`).
+    public var listingLimit = 1 << 17
     /// The largest attachment taken (outld.conf's `attachment-limit`); a larger one is set aside.
     public var attachmentLimit = CaptureFile.defaultAttachmentLimit
     /// How long a capture waits for its attachments to be whole, from when its file arrived.
     public var attachmentWaitSeconds = 24 * 3600
     public init() {}
 
-    /// The defaults, with `OUTL_BATCH_LIMIT=N` honoured (1 turns group commit off, for make bench).
+    /// The defaults, with `OUTL_BATCH_LIMIT=N` honoured (1 turns group commit off, for make bench),
+    /// and the other limits' variables (for tests).
     public static func fromEnvironment() -> DrainOptions {
         var o = DrainOptions()
         if let v = getenv("OUTL_BATCH_LIMIT"), let n = Int(String(cString: v)), n > 0 { o.batchLimit = n }
+        if let v = getenv("OUTL_LISTING_LIMIT"), let n = Int(String(cString: v)), n > 0 { o.listingLimit = n }
         if let v = getenv("OUTL_BATCH_BYTES"), let n = Int(String(cString: v)), n > 0 { o.batchBytes = n }
         if let v = getenv("OUTL_ATTACHMENT_WAIT_SECONDS"), let n = Int(String(cString: v)), n >= 0 { o.attachmentWaitSeconds = n }
         switch getenv("OUTL_INBOX_IO").map({ String(cString: $0) }) {
@@ -87,11 +92,13 @@ public func drain_capture_inbox(
     _ inboxes: [String], into workspace: Workspace, io: BatchIO,
     observer: DrainObserver, options: DrainOptions = DrainOptions()
 ) async -> DrainReport {
-    let listing = InboxListing(inboxes, workspace: workspace.root, probeFileSystems: options.inboxFilesOnRing == nil)
+    let listing = InboxListing(inboxes, workspace: workspace.root, probeFileSystems: options.inboxFilesOnRing == nil,
+                               limit: options.listingLimit)
     let onRing = options.inboxFilesOnRing ?? !listing.onMemoryFileSystem
     var report = DrainReport()
     report.transientError = listing.error
     report.refusedInboxes = listing.refused
+    report.more = listing.cut
     // Each inbox's directory stays open for the pass: entries are opened and unlinked relative to
     // it (openat/unlinkat), which spares the kernel a walk of the full path per file.
     let assets = AssetsDirectory(root: workspace.root)
@@ -129,9 +136,12 @@ private func project(_ workspace: Workspace, _ observer: DrainObserver) async {
     }
 }
 
-/// The inboxes as one pass sees them: every final-form entry, in capture order, and each inbox's
-/// directory, open until the pass ends. An inbox inside the workspace is opened without following
-/// any link below the workspace's root (`Inbox.open`): a linked one is refused, its target unread.
+/// The inboxes as one pass sees them: the first `limit` final-form entries in capture order (all of
+/// them, nearly always), and each inbox's directory, open until the pass ends. An inbox inside the
+/// workspace is opened without following any link below the workspace's root (`Inbox.open`): a
+/// linked one is refused, its target unread. Bounded whatever a peer puts in an inbox: at most
+/// `limit` entries and `limit` attachment names are held; past that (`cut`) the next pass lists again
+/// and goes on where this one stopped.
 struct InboxListing {
     var entries: [PendingEntry] = []
     var inboxes: PassInboxes
@@ -140,35 +150,46 @@ struct InboxListing {
     var onMemoryFileSystem = false
     var error: String?
     var refused: [String] = []
-    /// Attachment files whose capture file is not in their inbox.
+    /// Attachment files whose capture file is not among the entries.
     var orphans: [OrphanAttachments] = []
+    /// More captures wait than `limit`: the entries are the first of them.
+    var cut = false
 
-    init(_ inboxes: [String], workspace root: String, probeFileSystems: Bool) {
+    /// An attachment file's name as listed: `<ULID>.<k>.att` in the inbox of rank `inbox`.
+    private struct ListedAttachment {
+        var id: ULID
+        var inbox: Int
+        var name: String
+    }
+
+    init(_ inboxes: [String], workspace root: String, probeFileSystems: Bool, limit: Int = DrainOptions().listingLimit) {
         self.inboxes = PassInboxes(inboxes)
+        // Capture order across inboxes: a same-id copy in inbox order. Within one inbox a name is
+        // its id's spelling, so (id, inbox order) is a total order.
+        var kept = SmallestKept<PendingEntry>(limit: limit) { a, b in a.id != b.id ? a.id < b.id : a.inbox < b.inbox }
+        // The attachments of the first captures are the ones kept; one cut off is deleted by a later
+        // pass once its capture has landed (`removeLanded`).
+        var attachments = SmallestKept<ListedAttachment>(limit: limit) { a, b in
+            a.id != b.id ? a.id < b.id : a.inbox != b.inbox ? a.inbox < b.inbox : a.name < b.name
+        }
+        var directoryOf: [Int: FileDescriptor] = [:]
         for (rank, inbox) in inboxes.enumerated() where !inboxes[..<rank].contains(inbox) {  // an inbox listed twice keeps its first rank
             do {
                 let directory = try Inbox.open(inbox, workspace: root)
                 directories.append(directory)
+                directoryOf[rank] = directory
                 if probeFileSystems, isMemoryFileSystem(directory) { onMemoryFileSystem = true }
                 // The directory listed once, each name parsed once from its bytes (Inbox.pending
                 // would parse and sort by name, then we would again): the sort below by id is the
                 // same order. A capture's name is its id's spelling: no String is made of it.
-                var attachments: [ULID: [String]] = [:]
-                let first = entries.count
                 try directory.readDirectory(path: inbox) { bytes in
                     if let id = CaptureName.ulid(ofBytes: bytes) {
-                        entries.append(PendingEntry(id: id, directory: directory, inbox: rank))
+                        kept.offer(PendingEntry(id: id, directory: directory, inbox: rank))
                     } else if bytes.count > 26, bytes.last == UInt8(ascii: "t") {  // could end in ".att"
                         let name = String(decoding: bytes, as: UTF8.self)
-                        if let a = CaptureName.attachment(of: name) { attachments[a.id, default: []].append(name) }
+                        if let a = CaptureName.attachment(of: name) { attachments.offer(ListedAttachment(id: a.id, inbox: rank, name: name)) }
                     }
                 }
-                var listed: [ULID: [String]] = [:]
-                for i in first..<entries.count {
-                    if let names = attachments.removeValue(forKey: entries[i].id) { listed[entries[i].id] = names.sorted() }
-                }
-                self.inboxes.attachments[rank] = listed
-                for (id, names) in attachments { orphans.append(OrphanAttachments(id: id, inbox: inbox, directory: directory, names: names)) }
             } catch let e as Errno where e == .ENOENT {
                 continue  // an inbox nobody has written to yet
             } catch let e as UnsafeComponent {
@@ -177,10 +198,20 @@ struct InboxListing {
                 self.error = "cannot list \(inbox): \(error)"
             }
         }
-        // Capture order across inboxes: a same-id copy in inbox order. Within one inbox a name is
-        // its id's spelling, so (id, inbox order) is a total order.
-        entries.sort { a, b in a.id != b.id ? a.id < b.id : a.inbox < b.inbox }
+        cut = kept.cut
+        entries = kept.takeSorted()
         for i in entries.indices { entries[i].place = i }
+        // Each entry's attachments (in name order), and the rest as orphans.
+        guard attachments.count > 0 else { return }
+        var byInbox = Array(repeating: [ULID: [String]](), count: inboxes.count)
+        for a in attachments.takeSorted() { byInbox[a.inbox][a.id, default: []].append(a.name) }
+        for e in entries where !byInbox[e.inbox].isEmpty {
+            if let names = byInbox[e.inbox].removeValue(forKey: e.id) { self.inboxes.attachments[e.inbox][e.id] = names }
+        }
+        for (rank, left) in byInbox.enumerated() {
+            guard let directory = directoryOf[rank] else { continue }
+            for (id, names) in left { orphans.append(OrphanAttachments(id: id, inbox: inboxes[rank], directory: directory, names: names)) }
+        }
     }
 }
 
@@ -324,7 +355,7 @@ public func sweep_stale_temps(_ inboxes: [String], workspace root: String) {
 
 /// How many final-form files wait in these inboxes right now (for STATUS= and `--once`).
 public func pending_count(_ inboxes: [String], workspace root: String) -> Int {
-    inboxes.reduce(0) { $0 + ((try? Inbox.pending($1, workspace: root).count) ?? 0) }
+    inboxes.reduce(0) { $0 + ((try? Inbox.pendingCount($1, workspace: root)) ?? 0) }
 }
 
 extension Array where Element == FileDescriptor {

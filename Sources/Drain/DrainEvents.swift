@@ -65,6 +65,8 @@ public struct DrainReport: Sendable, Equatable {
     /// Inboxes not drained at all because a component inside the workspace is a link or no
     /// directory (never followed): one sentence each, naming it.
     public var refusedInboxes: [String] = []
+    /// The pass listed only the first `DrainOptions.listingLimit` captures: more wait, for the next pass.
+    public var more = false
     public init() {}
 
     public static func += (a: inout DrainReport, b: DrainReport) {
@@ -76,6 +78,7 @@ public struct DrainReport: Sendable, Equatable {
         a.unsettled += b.unsettled
         a.waiting += b.waiting
         a.refusedInboxes += b.refusedInboxes
+        a.more = a.more || b.more
     }
 }
 
@@ -90,6 +93,12 @@ public struct WaitingCapture: Sendable, Equatable {
 extension DrainReport {
     /// When a pass must look again at a waiting capture, nil when none waits.
     public var nextRetryAt: Int? { waiting.map(\.retryAt).min() }
+
+    /// Another pass is owed at once: the listing stopped at its limit and this pass moved some
+    /// capture on (one that moved nothing would list the same captures again).
+    public var owesAnotherPass: Bool {
+        more && transientError == nil && deferred == 0 && drained + duplicates + rejected > 0
+    }
 }
 
 /// A bad file left in its inbox because rejected/ could not take it.

@@ -30,9 +30,18 @@ public struct InboxReport: Equatable, Sendable {
                 return r
             }
             return fd.closeAfter {
-                let names = (try? fd.readDirectory(path: inbox)) ?? []
-                r.waiting = names.filter(CaptureName.isFinal).count
-                r.attachments = names.filter { CaptureName.attachment(of: $0) != nil }.count
+                // Counted name by name, none kept: an inbox a peer filled costs a listing, not memory.
+                var waiting = 0, attachments = 0
+                try? fd.readDirectory(path: inbox) { bytes in
+                    if CaptureName.ulid(ofBytes: bytes) != nil {
+                        waiting += 1
+                    } else if bytes.count > 26, bytes.last == UInt8(ascii: "t"),
+                              CaptureName.attachment(of: String(decoding: bytes, as: UTF8.self)) != nil {
+                        attachments += 1
+                    }
+                }
+                r.waiting = waiting
+                r.attachments = attachments
                 let aside = Inbox.setAside(fd, at: inbox)
                 r.setAside = aside.count
                 r.newestReason = aside.newestReason

@@ -225,4 +225,25 @@ import Workspace
         _ = try await drain(f)
         #expect(listDir(f.inbox).sorted() == [earlyName, "tmp"])
     }
+
+    /// A pass holds at most `listingLimit` attachment names too (the first captures' first): a
+    /// capture whose names were cut still lands whole (its file names its attachments), and the
+    /// names left are deleted by a later pass, which finds their capture landed.
+    @Test func attachments_past_the_listing_limit_are_deleted_by_a_later_pass_once_their_capture_landed() async throws {
+        let f = try DrainFixture()
+        let id = try f.dropWithAttachments("three files", [("a.pdf", pdf), ("b.png", png), ("c.txt", Array("text".utf8))])
+        let later = try f.dropWithAttachments("after it", [("d.pdf", pdf + [1])])
+        var options = DrainOptions()
+        options.listingLimit = 2
+        let r = try await drain(f, options: options)
+        #expect(r.drained == 2 && r.rejected == 0 && !r.more, "\(r)")
+        #expect(f.assets().count == 4, "\(f.assets())")
+        let page = f.journal("2026-12-02")
+        #expect(page.contains("(../assets/a_") && page.contains("(../assets/b_") && page.contains("(../assets/c_") && page.contains("(../assets/d_"), "\(page)")
+        // Kept: the first two names of the first capture; left: its third and the next one's.
+        let left = [CaptureName.attachmentFileName(for: id, index: 3), CaptureName.attachmentFileName(for: later, index: 1)]
+        #expect(listDir(f.inbox).sorted() == (left + ["tmp"]).sorted())
+        #expect(try await drain(f, options: options).drained == 0)
+        #expect(listDir(f.inbox).sorted() == ["tmp"])
+    }
 }

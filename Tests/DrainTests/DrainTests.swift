@@ -3,7 +3,7 @@
 import BatchIO
 import CaptureFormat
 import CaptureInbox
-import Drain
+@testable import Drain
 import Foundation
 import SystemCalls
 import Testing
@@ -299,6 +299,55 @@ import Workspace
         let page = f.journal("2026-12-02")
         let places = (0..<12).compactMap { page.range(of: "- big \($0)\n")?.lowerBound }
         #expect(places.count == 12 && places == places.sorted())
+    }
+
+    /// A peer can fill an inbox with millions of names: a pass holds at most `listingLimit` of them,
+    /// the first in capture order across inboxes, and says there are more; the next pass goes on
+    /// where it stopped, so the whole inbox lands in capture order, one id's two copies once.
+    @Test func a_pass_lists_at_most_its_limit_and_the_next_goes_on_in_capture_order() async throws {
+        let f = try DrainFixture()
+        let local = f.tmp.sub("device-inbox")
+        try Inbox.ensure(local)
+        var ids: [ULID] = []
+        for i in 0..<23 { ids.append(try f.drop("line \(i)", at: "2026-12-02T12:00:00Z", into: i % 3 == 0 ? local : nil)) }
+        // One id in both inboxes (its copy stands next to it in capture order), written out of
+        // order: a listing is in directory order, never in name order.
+        let copied = CaptureName.fileName(for: ids[7])
+        try FileManager.default.copyItem(atPath: Path.join(f.inbox, copied), toPath: Path.join(local, copied))
+        let ws = try f.open()
+        var options = DrainOptions()
+        options.listingLimit = 5
+        var passes: [DrainReport] = []
+        while passes.count < 10 {
+            let observer = RecordingObserver()
+            let r = await drain_capture_inbox([f.inbox, local], into: ws, io: f.io, observer: observer, options: options)
+            passes.append(r)
+            #expect(r.drained + r.duplicates <= 5, "\(r)")
+            // The first captures waiting, and none after them: what this pass drained is the
+            // smallest ids left.
+            let left = Set(listDir(f.inbox).compactMap(CaptureName.ulid(of:)) + listDir(local).compactMap(CaptureName.ulid(of:)))
+            for c in observer.drainedCaptures { #expect(left.allSatisfy { $0 >= c.capture }, "\(c.capture) drained before a smaller id") }
+            if !r.owesAnotherPass { break }
+        }
+        await ws.close()
+        // 24 files, five at a time: 5, 5, 5, 5, 4, the last not cut.
+        #expect(passes.map(\.more) == [true, true, true, true, false], "\(passes)")
+        #expect(passes.reduce(0) { $0 + $1.drained } == 23 && passes.reduce(0) { $0 + $1.duplicates } == 1)
+        let page = f.journal("2026-12-02")
+        let places = (0..<23).compactMap { page.range(of: "- line \($0)\n")?.lowerBound }
+        #expect(places.count == 23 && places == places.sorted(), "\(page)")
+        #expect(f.pending().isEmpty && listDir(local).filter { CaptureName.isFinal($0) }.isEmpty)
+    }
+
+    @Test func smallest_kept_keeps_the_first_in_order_and_says_when_it_cut() {
+        var rng = SystemRandomNumberGenerator()
+        for (count, limit) in [(0, 3), (3, 3), (4, 3), (1000, 1), (1000, 100), (1000, 999), (1000, 1000), (1000, 5000)] {
+            let values = (0..<count).map { $0 * 2 }.shuffled(using: &rng)
+            var kept = SmallestKept<Int>(limit: limit, by: <)
+            for v in values { kept.offer(v) }
+            #expect(kept.cut == (count > limit), "\(count) offered, \(limit) kept")
+            #expect(kept.takeSorted() == Array((0..<min(count, limit)).map { $0 * 2 }), "\(count) offered, \(limit) kept")
+        }
     }
 }
 

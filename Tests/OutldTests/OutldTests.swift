@@ -310,6 +310,28 @@ import TestSupport
         #expect(d.stop() == 0)
     }
 
+    /// A pass lists at most OUTL_LISTING_LIMIT captures (DrainOptions.listingLimit); the rest are
+    /// drained by the passes after it: `--once` runs them before it exits, a running outld at once,
+    /// with no inotify event to wake it (all 17 were there before it started).
+    @Test func an_inbox_past_the_listing_limit_drains_whole_in_passes() throws {
+        let h = try OutlHome()
+        // Each a second after the last: a capture's id, and so its place in capture order, takes its time.
+        func at(_ i: Int) -> String { "2026-12-02T10:00:\(i < 10 ? "0" : "")\(i)Z" }
+        for i in 0..<17 { _ = try h.captureID("waiting \(i)", at: at(i)) }
+        let r = try h.outld(["--once"], extraEnv: ["OUTL_LISTING_LIMIT": "5"])
+        #expect(r.status == 0 && r.stdout == "drained 17, rejected 0\n", "\(r.stdout) \(r.stderr)")
+        func inOrder(_ n: Int) -> Bool {
+            let page = h.journal()
+            let places = (0..<n).compactMap { page.range(of: "- waiting \($0)\n")?.lowerBound }
+            return places.count == n && places == places.sorted()
+        }
+        #expect(inOrder(17) && h.pending().isEmpty)
+        for i in 17..<40 { _ = try h.captureID("waiting \(i)", at: at(i)) }
+        let d = try h.start(extraEnv: ["OUTL_LISTING_LIMIT": "5"])
+        #expect(eventually { inOrder(40) && h.pending().isEmpty }, "\(h.pending().count) left; \(d.log)")
+        #expect(d.stop() == 0)
+    }
+
     @Test func usage_errors_exit_64_with_one_line() throws {
         let h = try OutlHome()
         let r = try h.outld(["--bogus"])
