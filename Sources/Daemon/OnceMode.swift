@@ -163,30 +163,55 @@ public enum OnceMode {
 
     /// Snapshots what is waiting, watches the inboxes, signals the owner, and waits until every
     /// snapshotted file has left its inbox (drained or set aside). Watch first, then check, so a
-    /// removal between the two is not missed.
+    /// removal between the two is not missed. A snapshot holds at most a drain pass's worth of
+    /// names, the first in capture order (the owner drains them first); once they are gone, the
+    /// next snapshot is taken, until one holds every name left.
     static func askOwner(_ pid: Int32, config: OutlConfig, deadline: UInt64) -> Asked {
-        var waiting: [(inbox: String, name: String)] = []
-        for inbox in config.drainedInboxes {
-            for name in (try? Inbox.pending(inbox, workspace: config.workspaceRoot)) ?? [] { waiting.append((inbox, name)) }
-        }
-        guard let watcher = try? InotifyWatcher() else { return .timedOut(waiting.count) }
+        let limit = DrainPass.options(config).listingLimit
+        var (waiting, cut) = snapshot(config, limit: limit)
+        // Every capture waiting, counted whole: a cut snapshot holds only the first of them.
+        func left() -> Int { cut ? pending_count(config.drainedInboxes, workspace: config.workspaceRoot) : waiting.count }
+        guard let watcher = try? InotifyWatcher() else { return .timedOut(left()) }
         for inbox in config.drainedInboxes { try? watcher.watchInbox(inbox) }
-        if kill(pid, SIGUSR1) != 0 { return errno == ESRCH ? .ownerGone : .timedOut(waiting.count) }
-        let total = waiting.count
+        if kill(pid, SIGUSR1) != 0 { return errno == ESRCH ? .ownerGone : .timedOut(left()) }
+        var total = waiting.count
         while true {
             waiting.removeAll { (try? Sys.lstat(Path.join($0.inbox, $0.name))) == nil }
+            if waiting.isEmpty && cut {
+                (waiting, cut) = snapshot(config, limit: limit)
+                total += waiting.count
+                continue
+            }
             if waiting.isEmpty {
                 return .done("drained by outld (pid \(pid)): \(total) capture(s) were waiting, none left", waiting: total)
             }
             if kill(pid, 0) != 0 && errno == ESRCH { return .ownerGone }
             let now = monotonicNanoseconds()
-            if now >= deadline { return .timedOut(waiting.count) }
+            if now >= deadline { return .timedOut(left()) }
             // Wake on the inbox changing, or at least every second to notice a dead owner.
             var p = pollfd(fd: watcher.fd, events: Int16(POLLIN), revents: 0)
             let ms = Int32(min((deadline - now) / 1_000_000 + 1, 1000))
             _ = poll(&p, 1, ms)
             _ = try? watcher.readEvents()
         }
+    }
+
+    /// The first `limit` final-form names waiting, in capture order across the inboxes (a copy of
+    /// one id in inbox order), and whether more wait.
+    static func snapshot(_ config: OutlConfig, limit: Int) -> (names: [(inbox: String, name: String)], cut: Bool) {
+        let ranks = Dictionary(config.drainedInboxes.enumerated().map { ($1, $0) }, uniquingKeysWith: min)
+        var kept = SmallestKept<(inbox: String, name: String)>(limit: limit) { a, b in
+            a.name != b.name ? a.name < b.name : ranks[a.inbox, default: 0] < ranks[b.inbox, default: 0]
+        }
+        for inbox in Set(config.drainedInboxes) {
+            guard let fd = try? Inbox.open(inbox, workspace: config.workspaceRoot) else { continue }
+            fd.closeAfter {
+                try? fd.readDirectory(path: inbox) { bytes in
+                    if CaptureName.ulid(ofBytes: bytes) != nil { kept.offer((inbox, String(decoding: bytes, as: UTF8.self))) }
+                }
+            }
+        }
+        return (kept.takeSorted(), kept.cut)
     }
 
     static func formatSeconds(_ s: Double) -> String {

@@ -3,24 +3,24 @@
 // (`cut`), every element kept precedes every element dropped, so the next pass, listing again,
 // goes on exactly where this one stopped.
 
-struct SmallestKept<Element> {
-    let limit: Int
+public struct SmallestKept<Element> {
+    public let limit: Int
     private let precedes: (Element, Element) -> Bool
     private var elements: [Element] = []
     /// Whether an element was offered and not kept.
-    private(set) var cut = false
+    public private(set) var cut = false
     /// A max-heap by `precedes` once full (its root the last kept); a plain list before, so a
     /// listing within the limit costs an append per name and nothing more.
     private var isHeap = false
 
-    init(limit: Int, by precedes: @escaping (Element, Element) -> Bool) {
+    public init(limit: Int, by precedes: @escaping (Element, Element) -> Bool) {
         self.limit = max(1, limit)
         self.precedes = precedes
     }
 
-    var count: Int { elements.count }
+    public var count: Int { elements.count }
 
-    mutating func offer(_ x: Element) {
+    public mutating func offer(_ x: Element) {
         if elements.count < limit {
             elements.append(x)
             return
@@ -37,7 +37,7 @@ struct SmallestKept<Element> {
     }
 
     /// The kept elements, in order (sorted where they are, then handed over: none is left).
-    mutating func takeSorted() -> [Element] {
+    public mutating func takeSorted() -> [Element] {
         elements.sort(by: precedes)
         defer { elements = [] }
         return elements

@@ -242,6 +242,38 @@ import TestSupport
         #expect(d.stop() == 0)
     }
 
+    /// `--once` asking a running owner holds a snapshot of at most a pass's worth of names (the
+    /// first in capture order); once they are gone it takes the next, so it returns only when every
+    /// capture waiting has left.
+    @Test func outld_once_asking_the_owner_waits_past_a_snapshots_worth() throws {
+        let h = try OutlHome()
+        let limit = ["OUTL_LISTING_LIMIT": "5"]
+        let d = try h.start(extraEnv: limit)
+        #expect(eventually { d.log.contains("ready") })
+        d.signal(SIGSTOP)
+        func at(_ i: Int) -> String { "2026-12-02T10:00:\(i < 10 ? "0" : "")\(i)Z" }
+        for i in 0..<12 { _ = try h.captureID("asked \(i)", at: at(i)) }
+        let once = Process()
+        once.executableURL = URL(fileURLWithPath: binPath("outld"))
+        once.arguments = ["--once", "--timeout", "30", "--log", "stderr"]
+        once.environment = ProcessInfo.processInfo.environment.merging(h.env.merging(limit) { $1 }) { $1 }
+        let out = Pipe()
+        once.standardOutput = out
+        try once.run()
+        // Signalled: its first snapshot is taken. The first five leave (by hand: the owner is stopped).
+        #expect(eventually { signalPending(SIGUSR1, in: d.pid) }, "--once never signalled the owner")
+        for name in h.pending().sorted().prefix(5) { try FileManager.default.moveItem(atPath: Path.join(h.inbox, name), toPath: h.tmp.sub(name)) }
+        usleep(500_000)
+        #expect(once.isRunning, "--once returned with seven captures still waiting")
+        d.signal(SIGCONT)
+        once.waitUntilExit()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(once.terminationStatus == 0 && text.contains("none left"), "\(text)")
+        #expect(h.pending().isEmpty)
+        #expect((5..<12).allSatisfy { h.journal().contains("- asked \($0)\n") }, "\(h.journal())")
+        #expect(d.stop() == 0)
+    }
+
     @Test func outld_once_times_out_with_75_when_the_owner_is_stuck() throws {
         let h = try OutlHome()
         let d = try h.start()
