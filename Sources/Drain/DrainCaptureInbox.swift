@@ -162,7 +162,7 @@ struct InboxListing {
         var name: String
     }
 
-    init(_ inboxes: [String], workspace root: String, probeFileSystems: Bool, limit: Int = DrainOptions().listingLimit) {
+    init(_ inboxes: [String], workspace root: String, probeFileSystems: Bool, limit: Int) {
         self.inboxes = PassInboxes(inboxes)
         // Capture order across inboxes: a same-id copy in inbox order. Within one inbox a name is
         // its id's spelling, so (id, inbox order) is a total order.
@@ -185,9 +185,8 @@ struct InboxListing {
                 try directory.readDirectory(path: inbox) { bytes in
                     if let id = CaptureName.ulid(ofBytes: bytes) {
                         kept.offer(PendingEntry(id: id, directory: directory, inbox: rank))
-                    } else if bytes.count > 26, bytes.last == UInt8(ascii: "t") {  // could end in ".att"
-                        let name = String(decoding: bytes, as: UTF8.self)
-                        if let a = CaptureName.attachment(of: name) { attachments.offer(ListedAttachment(id: a.id, inbox: rank, name: name)) }
+                    } else if let (id, name) = listedAttachment(bytes) {
+                        attachments.offer(ListedAttachment(id: id, inbox: rank, name: name))
                     }
                 }
             } catch let e as Errno where e == .ENOENT {
@@ -213,6 +212,15 @@ struct InboxListing {
             for (id, names) in left { orphans.append(OrphanAttachments(id: id, inbox: inboxes[rank], directory: directory, names: names)) }
         }
     }
+}
+
+/// A listed name's attachment id and name when it is `<ULID>.<k>.att`. Only a name that could end
+/// in ".att" becomes a String to be tested; an invalid UTF-8 one, repaired, cannot pass (U+FFFD is
+/// not in the ULID alphabet).
+func listedAttachment(_ bytes: UnsafeBufferPointer<UInt8>) -> (id: ULID, name: String)? {
+    guard bytes.count > 26, bytes.last == UInt8(ascii: "t") else { return nil }
+    let name = String(decoding: bytes, as: UTF8.self)
+    return CaptureName.attachment(of: name).map { ($0.id, name) }
 }
 
 /// Attachments without their capture file: still being delivered, or left by a crash after their

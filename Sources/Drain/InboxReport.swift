@@ -35,8 +35,7 @@ public struct InboxReport: Equatable, Sendable {
                 try? fd.readDirectory(path: inbox) { bytes in
                     if CaptureName.ulid(ofBytes: bytes) != nil {
                         waiting += 1
-                    } else if bytes.count > 26, bytes.last == UInt8(ascii: "t"),
-                              CaptureName.attachment(of: String(decoding: bytes, as: UTF8.self)) != nil {
+                    } else if listedAttachment(bytes) != nil {
                         attachments += 1
                     }
                 }
