@@ -3,7 +3,7 @@
 # fdatasync returned) and capture→projected (its page file durable) latency (p50/p99) vs the C
 # floor of one append+fdatasync and one temp+fsync+rename (run 20 at a time between the captures,
 # so both meet the same moments of a shared disk); bursts of 10,000 and 100,000 files (io_uring, plain, fdatasync per capture),
-# each run OUTL_BENCH_BURST_REPS times (default 7; 100,000: 3) interleaved with the C floor, medians compared;
+# each run OUTL_BENCH_BURST_REPS times (default 15; 100,000: 5) interleaved with the C floor, medians compared;
 # and an idle outld's CPU time and context switches over OUTL_BENCH_IDLE_SECONDS (default 60).
 set -euo pipefail
 cd "$(dirname "$0")"
