@@ -55,6 +55,17 @@ public struct DecodedCapture: Sendable {
     public var attachments: [Attachment] = []
 }
 
+/// What `CaptureFile.decodeInPlace` reads: the fields of a capture file as ranges of its bytes.
+public struct CaptureSpans: Sendable {
+    /// The text, as it is (its own checked text).
+    public var text: Range<Int>
+    /// captured_at as written, and what it says.
+    public var capturedAt: Range<Int>
+    public var stamp: Timestamp
+    /// nil: the file names none (`CaptureFile.unknownSource`).
+    public var source: Range<Int>?
+}
+
 /// Why a file cannot become a block; `description` is one line for a `.reason` file or a journal field.
 public enum CaptureFormatError: Error, Equatable, CustomStringConvertible {
     case tooLarge(bytes: Int)
@@ -104,6 +115,8 @@ public enum CaptureFormatError: Error, Equatable, CustomStringConvertible {
 public enum CaptureFile {
     public static let maxFileBytes = 1 << 20
     public static let maxTextBytes = 64 << 10
+    /// The source of a capture whose file names none.
+    public static let unknownSource: StaticString = "unknown"
     public static let maxPageBytes = 1 << 10
     public static let maxAttachments = 64
     /// An attachment's display name: one file name's worth of UTF-8.
@@ -161,6 +174,20 @@ public enum CaptureFile {
         if bytes.count > maxFileBytes { throw CaptureFormatError.tooLarge(bytes: bytes.count) }
         if let f = FlatCapture.scan(bytes) { return try finishStrings(text: f.text, at: f.at, source: f.source, page: f.page) }
         return try decodeFull(Array(bytes))
+    }
+
+    /// A capture in the shape every writer of ours makes, read where its bytes are, with no String
+    /// made: an escape-free flat object whose text is its own checked text, whose captured_at parses
+    /// and whose source (if any) has no control character, with no page. For such a file `decode`
+    /// gives exactly these fields (as Strings), no warning, no page and no attachment (a test holds
+    /// the two equal); any other file is nil here and `decode`'s to read.
+    public static func decodeInPlace(_ bytes: UnsafeBufferPointer<UInt8>) -> CaptureSpans? {
+        guard bytes.count <= maxFileBytes, let r = FlatCapture.ranges(bytes), r.page == nil,
+              let text = r.text, let at = r.at else { return nil }
+        guard isCheckedTextAsIs(UnsafeBufferPointer(rebasing: bytes[text])),
+              let stamp = Timestamp(rfc3339: UnsafeBufferPointer(rebasing: bytes[at])) else { return nil }
+        if let s = r.source, firstControl(UnsafeBufferPointer(rebasing: bytes[s]), allowed: 0) != nil { return nil }
+        return CaptureSpans(text: text, capturedAt: at, stamp: stamp, source: r.source)
     }
 
     /// The full parser alone; `decode` must always agree with it (a test compares the two).
@@ -256,7 +283,7 @@ public enum CaptureFile {
     }
 
     private static func finishedSource(_ v: String?) throws -> String {
-        guard let v else { return "unknown" }
+        guard let v else { return "\(unknownSource)" }
         try checkSource(v)
         return v
     }
@@ -347,13 +374,16 @@ public enum CaptureFile {
         // scalar), no CR and no control but TAB and LF, within the limit. It is its own checked text,
         // found by one pass over its bytes; anything else takes the checks below.
         var text = raw
-        let asIs = text.withUTF8 { b -> Bool in
-            guard let f = b.first, let l = b.last, (0x21...0x7E).contains(f), (0x21...0x7E).contains(l),
-                  b.count <= maxTextBytes else { return false }
-            for c in b where c < 0x20 && c != 0x09 && c != 0x0A { return false }
-            return true
-        }
-        return asIs ? text : try checkedTextFully(raw)
+        return text.withUTF8(isCheckedTextAsIs) ? text : try checkedTextFully(raw)
+    }
+
+    /// Whether text of these bytes is its own checked text (the fast path of `checkedText`).
+    @inline(__always)
+    static func isCheckedTextAsIs(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let f = b.first, let l = b.last, (0x21...0x7E).contains(f), (0x21...0x7E).contains(l),
+              b.count <= maxTextBytes else { return false }
+        for c in b where c < 0x20 && c != 0x09 && c != 0x0A { return false }
+        return true
     }
 
     /// The checks of `checkedText` one by one, whatever the text (a test holds the two equal).
@@ -403,10 +433,14 @@ public enum CaptureFile {
         var allowed: UInt32 = 0
         for a in allowing where a < 0x20 { allowed |= 1 << UInt32(a) }
         var s = s
-        return s.withUTF8 { b -> (UInt8, Int)? in
-            for i in b.indices where b[i] < 0x20 && allowed >> UInt32(b[i]) & 1 == 0 { return (b[i], i) }
-            return nil
-        }
+        return s.withUTF8 { firstControl($0, allowed: allowed) }
+    }
+
+    /// The same over bytes, the allowed controls as a mask (bit n allows byte n).
+    @inline(__always)
+    static func firstControl(_ b: UnsafeBufferPointer<UInt8>, allowed: UInt32) -> (UInt8, Int)? {
+        for i in b.indices where b[i] < 0x20 && allowed >> UInt32(b[i]) & 1 == 0 { return (b[i], i) }
+        return nil
     }
 
     /// Removes leading and trailing Unicode white space (spaces, tabs, newlines, NBSP, …).

@@ -5,12 +5,22 @@ import JSONText
 
 enum FlatCapture {
     struct Fields { var text: String?; var at: String?; var source: String?; var page: String? }
+    /// The same as ranges of the file's bytes, which are valid UTF-8.
+    struct Ranges { var text: Range<Int>?; var at: Range<Int>?; var source: Range<Int>?; var page: Range<Int>? }
 
     static func scan(_ b: [UInt8]) -> Fields? {
         b.withUnsafeBufferPointer { scan($0) }
     }
 
     static func scan(_ b: UnsafeBufferPointer<UInt8>) -> Fields? {
+        guard let r = ranges(b) else { return nil }
+        func str(_ r: Range<Int>?) -> String? {
+            r.map { String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self) }
+        }
+        return Fields(text: str(r.text), at: str(r.at), source: str(r.source), page: str(r.page))
+    }
+
+    static func ranges(_ b: UnsafeBufferPointer<UInt8>) -> Ranges? {
         // A plain loop over a Scanner (no closures capturing the cursor: those kept it in memory).
         var s = Scanner(b)
         // text, captured_at, source, page (locals, not an array: no allocation per capture)
@@ -44,10 +54,7 @@ enum FlatCapture {
         s.space()
         guard s.i == b.count else { return nil }
         if s.highBytes, UTF8Check.firstInvalidOffset(b) != nil { return nil }
-        func str(_ r: Range<Int>?) -> String? {
-            r.map { String(decoding: UnsafeBufferPointer(rebasing: b[$0]), as: UTF8.self) }
-        }
-        return Fields(text: str(slots.0), at: str(slots.1), source: str(slots.2), page: str(slots.3))
+        return Ranges(text: slots.0, at: slots.1, source: slots.2, page: slots.3)
     }
 
     /// A cursor over the file's bytes; every read is checked against the end.

@@ -25,6 +25,12 @@ public struct Timestamp: Equatable, Sendable, CustomStringConvertible {
         self = t
     }
 
+    /// The same from its UTF-8 bytes.
+    public init?(rfc3339 bytes: UnsafeBufferPointer<UInt8>) {
+        guard let t = Timestamp.parse(bytes) else { return nil }
+        self = t
+    }
+
     private static func parse(_ b: UnsafeBufferPointer<UInt8>) -> Timestamp? {
         var i = 0
         // Inlined: called as a closure over `i`, the two helpers were half the parse's cost.

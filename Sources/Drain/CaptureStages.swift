@@ -131,14 +131,32 @@ let ringChunk: Int = {
 }()
 
 /// The capture a read file holds, or why it is not one.
-func decode(_ file: ReadEntry, from arena: ReadArena, of entry: PendingEntry, in inboxes: PassInboxes) -> Verdict<DecodedCapture> {
+func decode(_ file: ReadEntry, from arena: ReadArena, of entry: PendingEntry, in inboxes: PassInboxes) -> Verdict<TakenCapture> {
     content(of: file, arena, entry, inboxes).then { range in
+        let bytes = arena.bytes(range)
+        if let spans = CaptureFile.decodeInPlace(bytes), let day = journalDay(of: spans.stamp) {
+            return .land(.inPlace(spans, day: day, range: range))
+        }
         do {
-            return .land(try CaptureFile.decode(arena.bytes(range)))
+            return .land(.decoded(try CaptureFile.decode(bytes)))
         } catch {
             return .setAside("\(error)")
         }
     }
+}
+
+/// A capture file as the drain takes it: read in place, its fields ranges of the batch's bytes
+/// (nearly every file: `CaptureFile.decodeInPlace`), or decoded to Strings.
+enum TakenCapture {
+    /// Its fields, its day (its captured_at's date), and where its file's bytes lie in the arena.
+    case inPlace(CaptureSpans, day: JournalDay, range: Range<Int>)
+    case decoded(DecodedCapture)
+}
+
+/// The journal day of a capture time: its calendar date in its own offset (SPEC 3.1); nil past
+/// what a journal page can name.
+func journalDay(of t: Timestamp) -> JournalDay? {
+    JournalDay(year: t.calendarDay.year, month: t.calendarDay.month, day: t.calendarDay.day)
 }
 
 /// The file's bytes as the batch read them; when the file grew after fstat (a writer not following
@@ -191,7 +209,7 @@ struct CapturePlace {
 /// captured_at, the ULID's time in this machine's zone, with a warning. A ULID's 48 bits reach
 /// the year 10889, past any journal day: such a capture is set aside, never trapped on.
 private func captureDay(_ d: DecodedCapture, id: ULID) -> Verdict<(JournalDay, capturedAt: String, warning: String?)> {
-    if let t = d.capturedAt, let day = JournalDay(year: t.calendarDay.year, month: t.calendarDay.month, day: t.calendarDay.day) {
+    if let t = d.capturedAt, let day = journalDay(of: t) {
         return .land((day, d.capturedAtRaw ?? t.rfc3339, nil))
     }
     let local = Timestamp.local(epochMs: Int64(id.timestampMs))
@@ -210,7 +228,7 @@ private func captureDay(_ d: DecodedCapture, id: ULID) -> Verdict<(JournalDay, c
 /// (as `appendCaptures` answers them).
 func append(_ landing: Landing, to workspace: Workspace) async throws -> [AppendOutcome] {
     guard !landing.isEmpty else { return [] }
-    return try await workspace.appendCaptures(landing.blocks)
+    return try await workspace.appendCaptures(landing.list)
 }
 
 /// Deletes drained files (the entries at `places`) relative to their inboxes' directories. Their

@@ -237,20 +237,31 @@ struct OrphanAttachments {
 /// are, not copied one by one.
 struct Landing {
     var places: [Int] = []
-    var blocks: [CaptureBlock] = []
+    /// The blocks, their strings copied from the files' bytes (or from a decoded capture's Strings).
+    var list: CaptureList
     var isEmpty: Bool { places.isEmpty }
 
-    init(capacity: Int) {
+    /// Room for `capacity` captures read in `bytes` bytes.
+    init(capacity: Int, bytes: Int) {
         places.reserveCapacity(capacity)
-        blocks.reserveCapacity(capacity)
+        list = CaptureList(count: capacity, bytes: bytes)
     }
 
-    /// The block is made in the call (`CapturePlace.block`) and stored as it is; its assets are
-    /// set where it is stored.
-    mutating func append(_ place: Int, _ block: consuming CaptureBlock, assets: [AssetLink]) {
+    /// A capture read in place: its fields copied from its file's `bytes`, with no String made.
+    mutating func append(_ place: Int, id: ULID, day: JournalDay, _ spans: CaptureSpans, from bytes: UnsafeBufferPointer<UInt8>) {
         places.append(place)
-        blocks.append(block)
-        if !assets.isEmpty { blocks[blocks.count - 1].assets = assets }
+        let field = { (r: Range<Int>) in UnsafeBufferPointer(rebasing: bytes[r]) }
+        let unknown = CaptureFile.unknownSource
+        list.append(blockID: BlockID(capture: id), day: day, text: field(spans.text), capturedAt: field(spans.capturedAt),
+                    source: spans.source.map(field) ?? UnsafeBufferPointer(start: unknown.utf8Start, count: unknown.utf8CodeUnitCount))
+    }
+
+    /// A decoded capture's block (`CapturePlace.block`), with its assets.
+    mutating func append(_ place: Int, id: ULID, _ block: consuming CaptureBlock, assets: [AssetLink]) {
+        places.append(place)
+        var block = block
+        if !assets.isEmpty { block.assets = assets }
+        list.append(block, id: BlockID(capture: id))
     }
 }
 
@@ -270,7 +281,7 @@ private func drainBatch(
     //    one submission; plain: one file at a time).
     // 3. Decode, in capture order; a second inbox's copy of an id lands with the first, unappended.
     let (files, arena, end) = openAndRead(candidates, of: inboxes, io, onRing: onRing, byteBudget: options.batchBytes, settle: &settle)
-    var landing = Landing(capacity: files.count)
+    var landing = Landing(capacity: files.count, bytes: arena.count)
     var copies: [Int] = []
     // The files come in capture order, where copies of one id stand together: a file whose id is
     // the last landed one is a copy, with no set of every id landed.
@@ -280,7 +291,13 @@ private func drainBatch(
         switch settle.act(on: decode(file, from: arena, of: entry, in: inboxes), for: entry) {
         case .skip: continue
         case .stop: break decoding
-        case .proceed(let capture):
+        case .proceed(.inPlace(let spans, let day, let range)):
+            // Nearly every file: no warning, no attachment, its day known.
+            let id = entry.id
+            if id == lastLanded { copies.append(entry.place); continue }
+            lastLanded = id
+            landing.append(entry.place, id: id, day: day, spans, from: arena.bytes(range))
+        case .proceed(.decoded(let capture)):
             // The decoder's warnings are all about captured_at: captureBlock says them once, with
             // the time used instead.
             // The block first: a copy is deleted with the first of its id only if that one lands.
@@ -306,7 +323,7 @@ private func drainBatch(
             }
             lastLanded = id
             if let warning = place.warning { observer.warning(inbox: inboxes.path(of: entry), name: entry.name, message: warning) }
-            landing.append(entry.place, place.block(capture), assets: links)
+            landing.append(entry.place, id: id, place.block(capture), assets: links)
         }
     }
 

@@ -100,10 +100,10 @@ struct Settlement {
             let id = entries[place].id
             let capturedUsec = id.timestampMs * 1000
             observer.drained(DrainedCapture(
-                inbox: inboxes.path(of: entries[place]), capture: id, block: BlockID(capture: id), journalDay: landing.blocks[k].day,
-                source: landing.blocks[k].source, duplicate: duplicate,
+                inbox: inboxes.path(of: entries[place]), capture: id, block: BlockID(capture: id), journalDay: landing.list.items[k].day,
+                source: landing.list.source(of: k), duplicate: duplicate,
                 latencyUsec: durableUsec > capturedUsec ? durableUsec - capturedUsec : 0, durableUsec: durableUsec,
-                attachments: landing.blocks[k].assets.count))
+                attachments: landing.list.items[k].assets.count))
         }
         report.duplicates += copies
     }

@@ -226,6 +226,12 @@ public actor Workspace {
         return try core.appendCaptures(blocks)
     }
 
+    /// The same for captures whose strings are bytes (the drain's: no String per capture).
+    public func appendCaptures(_ list: CaptureList) throws -> [AppendOutcome] {
+        try writable()
+        return try core.appendCaptures(list)
+    }
+
     /// Which of `ids` are blocks of the model (live or deleted): a capture whose block is known
     /// needs nothing more brought in.
     public func knownBlocks(_ ids: [BlockID]) -> Set<BlockID> {
@@ -359,6 +365,9 @@ public actor Workspace {
     }
 
     /// Whether a block with this id was ever created (deleted ones included).
+    /// The greatest top-level position on a page, as the model holds it (for tests).
+    func maxTopPos(ofPage id: BlockID) -> String? { core.model.pages[id]?.maxTopPos }
+
     public func containsBlock(_ id: String) -> Bool {
         guard let b = BlockID(id) else { return false }
         return core.model.blocks[b] != nil

@@ -186,8 +186,10 @@ final class WorkspaceCore {
         if let notAtItsName { throw notAtItsName }
     }
 
-    /// The same for a call's captures: their creates are applied as CaptureOps, with no Op made
-    /// unless a history notes them.
+    /// The same for a call's captures: their creates are applied through their views, with no Op
+    /// made unless a history notes them. Each page's maxTopPos is raised once, with the greatest
+    /// pos of the batch's captures on it: every capture create is a top-level create, whose apply
+    /// would have raised it, so the max is the same.
     private func appendThenApply(_ batch: CaptureBatch) throws {
         var notAtItsName: Error? = nil
         do { try writer.append(batch) } catch let e as OpLogWriter.DurableButNotAtItsName {
@@ -201,32 +203,46 @@ final class WorkspaceCore {
                 run = p
             }
         }
-        batch.creates.withUnsafeBufferPointer { c in
-            batch.inOrder { k in
-                if k >= 0 {
-                    if case .page(let p) = model.change(c[k]) { applied(p) }
-                    history?.note(c[k].asOp())
-                } else {
-                    let op = batch.pageCreates[-1 - k].op
-                    applied(model.apply(op))
-                    history?.note(op)
-                }
+        // The capture with the greatest pos in the current run of one page's captures.
+        var top: (page: BlockID, k: Int, view: CaptureOpView)? = nil
+        batch.inOrder(capture: { k, view in
+            var c = view
+            c.raisesMaxTopPos = false
+            if case .page(let p) = model.change(c) { applied(p) }
+            history?.note(c.asOp())
+            if let t = top, t.page == c.page {
+                if PositionKey.greater(c.pos, than: t.view.pos) { top = (c.page, k, c) }
+            } else {
+                if let t = top { model.raiseMaxTopPos(ofPageOf: t.view) }
+                top = (c.page, k, c)
             }
-        }
+        }, page: { op in
+            applied(model.apply(op))
+            history?.note(op)
+        })
+        if let t = top { batch.view(t.k) { model.raiseMaxTopPos(ofPageOf: $0) } }
         if let r = run { pages.markStale(CollectionOfOne(r)) }
         if let notAtItsName { throw notAtItsName }
     }
 
     func appendCaptures(_ captures: [CaptureBlock]) throws -> [AppendOutcome] {
-        var batch = CaptureBatch()
+        var list = CaptureList(count: captures.count, bytes: 0)
+        for c in captures { try list.append(c) }
+        return try appendCaptures(list)
+    }
+
+    func appendCaptures(_ list: CaptureList) throws -> [AppendOutcome] {
+        let captures = list.items
+        var batch = CaptureBatch(bytes: list.bytes, captures: captures.count)
         var outcomes: [AppendOutcome] = []
         var pending = Set<BlockID>()
         var newPages = Set<BlockID>()
         var maxPos: [BlockID: String] = [:]
         // Captures come in runs of one page (a burst is one day's): the page is looked up once per
-        // run, and its greatest position carried along the run.
-        var runPage: BlockID? = nil, runMax = ""
-        batch.creates.reserveCapacity(captures.count)
+        // run, and its greatest position carried along the run: `runMax` until the run's first
+        // create, then the pos of the batch's last create (in its bytes, made into no String).
+        var runPage: BlockID? = nil, runMax = "", runMaxPos: Range<Int>? = nil
+        func runMaxString() -> String { runMaxPos.map { batch.withBytes($0) { String(decoding: $0, as: UTF8.self) } } ?? runMax }
         // One reading of the clock for the call: its ops are stamped at one moment, in order (the
         // counter tells them apart), not one clock_gettime per capture.
         let now = wallClockMilliseconds()
@@ -235,10 +251,7 @@ final class WorkspaceCore {
         // The borrow ends before the ops are applied, so applying copies no array.
         var ids: [BlockID] = []
         ids.reserveCapacity(captures.count)
-        for k in captures.indices {
-            guard let id = captures[k].blockID ?? BlockID(captures[k].id) else { throw WorkspaceError.badID(captures[k].id) }
-            ids.append(id)
-        }
+        for k in captures.indices { ids.append(captures[k].blockID) }
         let known = model.knownRows(ids)
         // Two captures of one id in one call: the second is already present. The drain hands its
         // captures in id order, with no id twice, and ids that only rise need no set to tell
@@ -246,8 +259,6 @@ final class WorkspaceCore {
         var rising = true
         for k in ids.indices.dropFirst() where !(ids[k - 1] < ids[k]) { rising = false; break }
         if !rising { pending.reserveCapacity(ids.count) }
-        // Fields read in place (`captures[k].text`): a copy of each capture retained and released its
-        // six references.
         for k in captures.indices {
             let id = ids[k]
             if known[k] { outcomes.append(.alreadyPresent); continue }
@@ -259,8 +270,9 @@ final class WorkspaceCore {
             // differs only in case or normalization is the same page.
             let pageID = captures[k].page.map(BlockID.namedPage) ?? BlockID.journalPage(captures[k].day)
             if pageID != runPage {
-                if let p = runPage { maxPos[p] = runMax }
+                if let p = runPage { maxPos[p] = runMaxString() }
                 runPage = pageID
+                runMaxPos = nil
                 let page = model.pages[pageID]
                 if page?.known != true, !newPages.contains(pageID) {
                     newPages.insert(pageID)
@@ -272,12 +284,27 @@ final class WorkspaceCore {
                 runMax = maxPos[pageID] ?? page?.maxTopPos ?? ""
             }
             let hlc = clock.tick(now: now)
-            let key = hlc.positionKey
-            let pos = key > runMax ? key : PositionKey.between(runMax, nil)
-            runMax = pos
-            batch.creates.append(CaptureOp(hlc: hlc, id: id, page: pageID, pos: pos,
-                                           text: Markdown.captureSource(caption: captures[k].text, assets: captures[k].assets),
-                                           capturedAt: captures[k].capturedAt, source: captures[k].source))
+            // The text as its block holds it: the caption as it is, nearly always (CaptureSource).
+            let text: Range<Int>
+            let caption = captures[k].text
+            if captures[k].assets.isEmpty, caption.isEmpty || batch.withBytes(caption, CaptureSource.isSourceAsTyped) {
+                text = caption
+            } else {
+                let typed = batch.withBytes(caption) { String(decoding: $0, as: UTF8.self) }
+                text = batch.append(Markdown.captureSource(caption: typed, assets: captures[k].assets))
+            }
+            // The stamp's key when it sorts after the run's greatest position (nearly always: the
+            // clock only rises), else a key after that one.
+            let pos = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: HLC.positionKeyBytes) { room -> Range<Int> in
+                hlc.spellPositionKey(into: room)
+                let key = UnsafeBufferPointer(room)
+                let greater = runMaxPos.map { batch.withBytes($0) { PositionKey.greater(key, than: $0) } }
+                    ?? OpEncoder.bytes(of: runMax) { PositionKey.greater(key, than: $0) }
+                return greater ? batch.append(key) : batch.append(PositionKey.between(runMaxString(), nil))
+            }
+            runMaxPos = pos
+            batch.appendCapture(hlc: hlc, id: id, page: pageID, pos: pos, text: text, capturedAt: captures[k].capturedAt,
+                                source: captures[k].source)
             outcomes.append(.created)
         }
         try appendThenApply(batch)

@@ -68,4 +68,55 @@ struct FastPathTests {
             #expect(inPlace == full, "in place: \(String(decoding: input, as: UTF8.self).debugDescription)")
         }
     }
+
+    /// `decodeInPlace` reads a file only when `decode` would give exactly its fields (as Strings),
+    /// with no warning, no page and no attachment; every other file is left to `decode`. What our
+    /// writer saves is read in place (a reader that never read anything would also agree).
+    @Test func reading_in_place_gives_what_decode_gives_or_leaves_the_file_to_it() {
+        // Raw characters the flat reader takes (spaces, white space and invisible scalars at either end,
+        // DEL, non-ASCII), and escapes and raw controls it leaves to the full parser.
+        let texts = ["buy oat milk", " lead", "trail ", "\u{A0}x", "x\u{A0}", "a\u{2028}b", "é", "xé", "éx", "", " ",
+                     "\u{200B}x", "x\u{200B}", "\u{200B}", "\u{FEFF}x", "x\u{7F}", "\u{7F}", "- [ ] task", "TODO x", "&amp;", "#+BEGIN",
+                     String(repeating: "w", count: 70_000), String(repeating: "w", count: 65_536), "\\tx", "a\\nb", "a\\u0001b", "a\\\\b",
+                     "\tx", "a\u{1}b", "~"]
+        let stamps = [nil, "2026-12-01T23:58:07.120-05:00", "2026-12-02T10:00:00Z", "yesterday", "2026-13-01T00:00:00Z",
+                      "2026-12-02T10:00:00", "9999-12-31T23:59:59+14:00", "0000-01-01T00:00:00Z"]
+        let sources = [nil, "cli", "", "a\u{1}b", "a\\u0001b", "ünï", "hot key", "x\u{7F}"]
+        let pages = [nil, "Reading list", "today", " "]
+        var inputs: [[UInt8]] = []
+        for t in texts { for a in stamps { for s in sources { for p in pages {
+            var members = ["\"text\":\"\(t)\""]
+            if let a { members.append("\"captured_at\":\"\(a)\"") }
+            if let s { members.append("\"source\":\"\(s)\"") }
+            if let p { members.append("\"page\":\"\(p)\"") }
+            inputs.append(Array(("{" + members.joined(separator: ",") + "}").utf8))
+        } } } }
+        inputs += [#"{"captured_at":"2026-12-02T10:00:00Z"}"#, #"{"text":5,"captured_at":"2026-12-02T10:00:00Z"}"#,
+                   #"{"text":"x","captured_at":5}"#, #"{"text":"x","captured_at":"2026-12-02T10:00:00Z","source":5}"#,
+                   #"{"text":"x","text":"y","captured_at":"2026-12-02T10:00:00Z"}"#, #"{"text":"x","captured_at":"2026-12-02T10:00:00Z","n":1}"#,
+                   #"{"text":"x","captured_at":"2026-12-02T10:00:00Z","mood":"ok"}"#].map { Array($0.utf8) }
+        var read = 0
+        for input in inputs {
+            let spans = input.withUnsafeBufferPointer { CaptureFile.decodeInPlace($0) }
+            guard let spans else { continue }
+            read += 1
+            let field = { (r: Range<Int>) in String(decoding: input[r], as: UTF8.self) }
+            let what = String(decoding: input, as: UTF8.self).debugDescription
+            guard let d = try? CaptureFile.decode(input) else { Issue.record("read in place, refused by decode: \(what)"); continue }
+            #expect(d.text == field(spans.text) && d.capturedAtRaw == field(spans.capturedAt) && d.capturedAt == spans.stamp, "\(what)")
+            #expect(d.source == spans.source.map(field) ?? "\(CaptureFile.unknownSource)", "\(what)")
+            #expect(d.warnings.isEmpty && d.page == nil && d.attachments.isEmpty, "\(what)")
+        }
+        #expect(read > 50)
+        // What our writer saves, with its time and source, is read in place when it needs no escape
+        // and begins and ends in printable ASCII (checkedText's own fast path: a text with a
+        // non-ASCII scalar at either end is trimmed by Unicode's rules, in decode).
+        for text in ["buy oat milk", "a\nb", "C:\\Users", "café ünïcødé 🧪 ok", "- [ ] task", "\"quoted\""] {
+            let file = CaptureFile.encode(Capture(text: text, capturedAt: "2026-12-01T23:58:07.120-05:00", source: "cli"))
+            let spans = file.withUnsafeBufferPointer { CaptureFile.decodeInPlace($0) }
+            #expect(spans != nil || text.contains("\"") || text.contains("\\") || text.contains("\n"), "\(text.debugDescription)")
+        }
+        let plain = CaptureFile.encode(Capture(text: "buy oat milk", capturedAt: "2026-12-01T23:58:07.120-05:00", source: "cli"))
+        #expect(plain.withUnsafeBufferPointer { CaptureFile.decodeInPlace($0) }?.stamp == Timestamp(rfc3339: "2026-12-01T23:58:07.120-05:00"))
+    }
 }

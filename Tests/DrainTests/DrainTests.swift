@@ -163,6 +163,51 @@ import Workspace
         }
     }
 
+    /// Nearly every capture is read in place (CaptureFile.decodeInPlace: no String made); the rest
+    /// are decoded. One batch of both lands exactly what appending each decoded capture as Strings
+    /// lands: the same journal pages, byte for byte, and the same source and day in each drained line.
+    @Test func captures_read_in_place_and_decoded_land_alike_in_one_batch() async throws {
+        let f = try DrainFixture()
+        let at = "2026-12-02T09:00:00.000+01:00"
+        let shapes: [(text: String, source: String?)] = [
+            ("plain line", "cli"), ("no source", nil), ("  padded  ", "cli"), ("ends in é", "cli"), ("🧪 starts non-ASCII", "hotkey"),
+            ("quote \" and \\ backslash", "cli"), ("two\nlines", "cli"), ("C:\\Users\\bob", "cli"), ("- [ ] task", "cli"),
+            ("&amp; <2026-12-05 Sat>", "ünï source"), ("x\u{7F}y", "cli"), ("last plain", "script"),
+        ]
+        var ids: [ULID] = []
+        var files: [[UInt8]] = []
+        for (n, shape) in shapes.enumerated() {
+            let stamp = "2026-12-0\(2 + n % 2)T09:00:0\(n % 10).000+01:00"
+            let bytes = CaptureFile.encode(Capture(text: shape.text, capturedAt: n == 0 ? at : stamp, source: shape.source))
+            ids.append(try f.drop(shape.text, at: n == 0 ? at : stamp, source: shape.source))
+            files.append(bytes)
+        }
+        let inPlace = files.filter { $0.withUnsafeBufferPointer { CaptureFile.decodeInPlace($0) } != nil }.count
+        #expect(inPlace >= 4 && inPlace <= files.count - 4, "both paths in the batch: \(inPlace) of \(files.count) read in place")
+        let ws = try f.open()
+        let obs = RecordingObserver()
+        #expect(await f.drain(ws, observer: obs).drained == shapes.count)
+        await ws.close()
+        // The same captures, decoded, appended as Strings to a second workspace.
+        let other = f.tmp.sub("other"), otherState = f.tmp.sub("other-state")
+        let ws2 = try f.open(root: other, state: otherState)
+        var blocks: [CaptureBlock] = []
+        for (id, bytes) in zip(ids, files) {
+            let d = try CaptureFile.decode(bytes)
+            let t = try #require(d.capturedAt)
+            let day = try #require(JournalDay(year: t.calendarDay.year, month: t.calendarDay.month, day: t.calendarDay.day))
+            blocks.append(CaptureBlock(blockID: BlockID(capture: id), day: day, text: d.text, capturedAt: try #require(d.capturedAtRaw), source: d.source))
+        }
+        #expect(try await ws2.appendCaptures(blocks) == Array(repeating: .created, count: blocks.count))
+        _ = try await ws2.projectDirtyPages()
+        await ws2.close()
+        for day in ["2026-12-02", "2026-12-03"] {
+            #expect(!f.journal(day).isEmpty && f.journal(day) == f.journal(day, root: other), "\(day)")
+        }
+        #expect(obs.drainedCaptures.map(\.source) == blocks.map(\.source))
+        #expect(obs.drainedCaptures.map(\.day) == blocks.map(\.day.iso))
+    }
+
     @Test func captures_in_two_inboxes_merge_in_capture_order() async throws {
         let f = try DrainFixture()
         let local = f.tmp.sub("device-inbox")

@@ -132,8 +132,8 @@ import Testing
     }
 }
 
-/// A capture's create is spelled and applied from the capture's own Strings (CaptureOp), in a batch
-/// with page creates between its captures: every line is the one its Op (`asOp`) makes, in the same
+/// A capture's create is spelled and applied from its batch's bytes (CaptureOpView), in a batch with
+/// page creates between its captures: every line is the one its Op (`asOp`) makes, in the same
 /// order, and a model it is applied to holds what the Ops make it hold.
 @Test func a_captures_create_is_the_line_and_the_change_its_op_makes() {
     let actor = BlockID.random()
@@ -149,35 +149,42 @@ import Testing
             batch.pageCreates.append((before: batch.creates.count, op: p))
             ops.append(p)
         }
-        let c = CaptureOp(hlc: HLC(wall: 1_796_206_489_801 + Int64(n), counter: UInt32(2 * n + 1), actor: actor), id: BlockID.random(),
-                          page: page, pos: "0mx5yytop\(1000 + n)i", text: texts[n % texts.count],
-                          capturedAt: "2026-12-0\(1 + n / 10)T23:58:07.120-05:00", source: n % 4 == 0 ? "c\"li \(n)" : "cli")
-        batch.creates.append(c)
-        ops.append(c.asOp())
+        let hlc = HLC(wall: 1_796_206_489_801 + Int64(n), counter: UInt32(2 * n + 1), actor: actor), id = BlockID.random()
+        // Each field where a batch holds it: the list's bytes first, then what the batch spelled.
+        let text = batch.append(texts[n % texts.count]), at = batch.append("2026-12-0\(1 + n / 10)T23:58:07.120-05:00")
+        let source = batch.append(n % 4 == 0 ? "c\"li \(n)" : "cli"), pos = batch.append("0mx5yytop\(1000 + n)i")
+        batch.appendCapture(hlc: hlc, id: id, page: page, pos: pos, text: text, capturedAt: at, source: source)
+        var op = Op(hlc: hlc, kind: .createBlock, id: id)
+        op.page = page; op.pos = "0mx5yytop\(1000 + n)i"; op.text = texts[n % texts.count]
+        op.props = [Property("captured-at", "2026-12-0\(1 + n / 10)T23:58:07.120-05:00"), Property("source", n % 4 == 0 ? "c\"li \(n)" : "cli")]
+        ops.append(op)
     }
-    var order: [Int] = []
-    batch.inOrder { order.append($0) }
-    #expect(order.count == ops.count && batch.count == ops.count)
-    let inOrder = order.map { $0 >= 0 ? batch.creates[$0].asOp() : batch.pageCreates[-1 - $0].op }
+    var inOrder: [Op] = []
+    batch.inOrder(capture: { inOrder.append($1.asOp()) }, page: { inOrder.append($0) })
+    #expect(inOrder.count == ops.count && batch.count == ops.count)
     #expect(inOrder.map(\.hlc) == ops.map(\.hlc))
+    for (a, b) in zip(inOrder, ops) { #expect(a.text == b.text && a.pos == b.pos && a.props == b.props && a.page == b.page) }
     // The lines, back to back in one room as OpLogWriter writes them, within the batch's bound.
     let lines = [UInt8](unsafeUninitializedCapacity: batch.bound) { buf, n in
         var w = ByteWriter(buf)
         var spelled = OpEncoder.Spelled()
-        for k in order { if k >= 0 { OpEncoder.encode(batch.creates[k], &w, &spelled) } else { OpEncoder.encode(batch.pageCreates[-1 - k].op, &w, &spelled) } }
+        batch.inOrder(capture: { OpEncoder.encode($1, &w, &spelled) }, page: { OpEncoder.encode($0, &w, &spelled) })
         n = w.count
     }
     #expect(String(decoding: lines, as: UTF8.self) == String(decoding: ops.flatMap { OpEncoder.line($0) }, as: UTF8.self))
-    // Applied: the same blocks, with the same text, properties and position.
+    // Applied: the same blocks, with the same text, properties and position, and the same greatest
+    // top-level position on each page.
     var viaCaptures = Model(), viaOps = Model()
-    for k in order { if k >= 0 { _ = viaCaptures.change(batch.creates[k]) } else { viaCaptures.apply(batch.pageCreates[-1 - k].op) } }
+    batch.inOrder(capture: { _ = viaCaptures.change($1) }, page: { viaCaptures.apply($0) })
     for op in ops { viaOps.apply(op) }
-    for c in batch.creates {
-        let a = viaCaptures.blocks[c.id], b = viaOps.blocks[c.id]
+    for op in ops where op.kind == .createBlock {
+        let a = viaCaptures.blocks[op.id], b = viaOps.blocks[op.id]
         #expect(a != nil && a?.text == b?.text && a?.props == b?.props && a?.pos == b?.pos && a?.page == b?.page)
-        #expect(a?.props == [Property("captured-at", c.capturedAt), Property("source", c.source)])
     }
-    #expect(viaCaptures.renderDigest(of: batch.pageCreates[0].op.id) == viaOps.renderDigest(of: batch.pageCreates[0].op.id))
+    for p in batch.pageCreates {
+        #expect(viaCaptures.renderDigest(of: p.op.id) == viaOps.renderDigest(of: p.op.id))
+        #expect(viaCaptures.pages[p.op.id]?.maxTopPos == viaOps.pages[p.op.id]?.maxTopPos && viaOps.pages[p.op.id]?.maxTopPos != "")
+    }
 }
 
 /// A line as another writer may spell it, with its CRC.

@@ -20,19 +20,22 @@ enum CaptureSource {
     /// can start. A false is only a reason to run the three steps.
     static func isSourceAsTyped(_ text: String) -> Bool {
         var text = text
-        return text.withUTF8 { b -> Bool in
-            var afterHash = false, first: UInt8? = nil
-            for c in b {
-                if c < SP {
-                    if c != TAB && c != LF { return false }
-                } else if c == DEL || c == C1LEAD || c == BS || c == AMP || c == LT || c == LBRACK || (afterHash && c == PLUS) {
-                    return false
-                }
-                afterHash = c == HASH
-                if first == nil, c != SP, c != TAB, c != HASH { first = c }
+        return text.withUTF8(isSourceAsTyped)
+    }
+
+    /// The same over a text's UTF-8 bytes (a capture's, read in place).
+    static func isSourceAsTyped(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        var afterHash = false, first: UInt8? = nil
+        for c in b {
+            if c < SP {
+                if c != TAB && c != LF { return false }
+            } else if c == DEL || c == C1LEAD || c == BS || c == AMP || c == LT || c == LBRACK || (afterHash && c == PLUS) {
+                return false
             }
-            return first.map { !TaskMarkers.startsMarker($0) } ?? true
+            afterHash = c == HASH
+            if first == nil, c != SP, c != TAB, c != HASH { first = c }
         }
+        return first.map { !TaskMarkers.startsMarker($0) } ?? true
     }
 
     /// `text` as source both readers show as typed, outside code and math both read as such:

@@ -32,13 +32,21 @@ public struct HLC: Comparable, Hashable, Sendable {
 
     /// A fixed-width base-36 spelling that sorts like the stamp; used as an append position key.
     public var positionKey: String {
-        // 14 bytes: a small String, made in place (one per capture, no heap).
-        String(unsafeUninitializedCapacity: 14) { b in
-            PositionKey.fixed(UInt64(max(0, wall)), width: 9, into: b, at: 0)
-            PositionKey.fixed(UInt64(counter), width: 4, into: b, at: 9)
-            b[13] = UInt8(ascii: "i")
-            return 14
+        String(unsafeUninitializedCapacity: HLC.positionKeyBytes) { b in
+            spellPositionKey(into: b)
+            return HLC.positionKeyBytes
         }
+    }
+
+    /// How many bytes `positionKey` has.
+    static let positionKeyBytes = 14
+
+    /// `positionKey` into the first `positionKeyBytes` of `b` (a capture's, in its batch's bytes).
+    @inline(__always)
+    func spellPositionKey(into b: UnsafeMutableBufferPointer<UInt8>) {
+        PositionKey.fixed(UInt64(max(0, wall)), width: 9, into: b, at: 0)
+        PositionKey.fixed(UInt64(counter), width: 4, into: b, at: 9)
+        b[13] = UInt8(ascii: "i")
     }
 }
 

@@ -154,7 +154,7 @@ public struct Model: Sendable {
             let r = blocks.insert(BlockRow(id: op.id, pageNumber: blocks.numberPage(op.page), content: content, pos: pos,
                                            hasParent: parent != nil, deleted: false))
             pages.values[pi].rows.append(UInt32(r))
-            if parent == nil { Model.raiseMaxTopPos(&pages.values[pi].maxTopPos, op) }
+            if parent == nil, op.raisesMaxTopPos { Model.raiseMaxTopPos(&pages.values[pi].maxTopPos, op) }
             if !pending.isEmpty, let waiting = pending.removeValue(forKey: op.id) {
                 for w in waiting { _ = edit(r, w) }
             }
@@ -230,7 +230,7 @@ public struct Model: Sendable {
         var change = Change.none
         if op.parent == nil {
             let pi = pageIndex(op.page)
-            Model.raiseMaxTopPos(&pages.values[pi].maxTopPos, op)
+            if op.raisesMaxTopPos { Model.raiseMaxTopPos(&pages.values[pi].maxTopPos, op) }
         }
         let newPage = op.page != rowPage && !(e?.otherPages.contains(op.page) ?? false)
         if newPage {
@@ -279,29 +279,23 @@ public struct Model: Sendable {
     /// max = pos when pos > max, comparing as Strings do (bytes when both are ASCII, the common case).
     @inline(__always)
     static func raiseMaxTopPos<O: OpFields>(_ max: inout String, _ op: O) {
-        let greater: Bool = op.withPos { p in
-            let fast: Bool? = max.utf8.withContiguousStorageIfAvailable { mb in
-                var high: UInt8 = 0
-                for c in p { high |= c }
-                for c in mb { high |= c }
-                guard high < 0x80 else { return nil }
-                let n = Swift.min(p.count, mb.count)
-                let d = n == 0 ? 0 : memcmp(mb.baseAddress!, p.baseAddress!, n)
-                return d != 0 ? d < 0 : mb.count < p.count
-            } ?? nil
-            if let fast { return fast }
-            return String(decoding: p, as: UTF8.self) > max
-        }
+        let greater: Bool = op.withPos { p in OpEncoder.bytes(of: max) { PositionKey.greater(p, than: $0) } }
         if greater { max = op.posString }
     }
 
     static func raiseMaxTopPos(_ max: inout String, _ pos: String) {
         if pos > max { max = pos }
     }
+
+    /// Raises the maxTopPos of `op`'s page (which exists: the op was applied) as applying it would
+    /// have, for an op applied with `raisesMaxTopPos` false.
+    mutating func raiseMaxTopPos<O: OpFields>(ofPageOf op: O) {
+        if let i = pages.index(forKey: op.page) { Model.raiseMaxTopPos(&pages.values[i].maxTopPos, op) }
+    }
 }
 
-/// What `apply` reads from an op, so `Op` (Strings), `RawOpView` (line bytes) and `CaptureOp` (a
-/// capture's own Strings) share one do_op.
+/// What `apply` reads from an op, so `Op` (Strings), `RawOpView` (line bytes) and `CaptureOpView` (a
+/// capture's create, read from its batch's bytes) share one do_op.
 protocol OpFields {
     var kind: OpKind { get }
     var id: BlockID { get }
@@ -318,9 +312,13 @@ protocol OpFields {
     var hlc: HLC { get }
     /// The op with Strings (an op that waits for its block is kept this way).
     func asOp() -> Op
+    /// Whether applying a top-level create raises its page's maxTopPos (false only for a batch's
+    /// captures, whose batch raises it: `CaptureOpView`).
+    var raisesMaxTopPos: Bool { get }
 }
 
 extension Op: OpFields {
+    var raisesMaxTopPos: Bool { true }
     var textString: String { text }
     var posString: String { pos }
     func asOp() -> Op { self }
@@ -342,6 +340,7 @@ extension Op: OpFields {
 }
 
 extension RawOpView: OpFields {
+    var raisesMaxTopPos: Bool { true }
     var kind: OpKind { raw.kind }
     var id: BlockID { raw.id }
     var page: BlockID { raw.page }

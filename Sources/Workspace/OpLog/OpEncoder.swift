@@ -179,8 +179,8 @@ public enum OpEncoder {
     }
 }
 
-/// What an op's line is spelled from, so an `Op` (Strings) and a capture's create (`CaptureOp`, read
-/// from its capture) share one encoder and spell the same line for the same op.
+/// What an op's line is spelled from, so an `Op` (Strings) and a capture's create (`CaptureOpView`,
+/// read from its batch's bytes) share one encoder and spell the same line for the same op.
 protocol OpLineFields {
     var kind: OpKind { get }
     var hlc: HLC { get }

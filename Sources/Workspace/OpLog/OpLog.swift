@@ -78,11 +78,7 @@ final class OpLogWriter {
     /// The same for a call's captures (CaptureBatch): one batch, its ops in order.
     func append(_ batch: CaptureBatch) throws {
         try append(count: batch.count, room: batch.bound) { w, spelled in
-            batch.creates.withUnsafeBufferPointer { c in
-                batch.inOrder { k in
-                    if k >= 0 { OpEncoder.encode(c[k], &w, &spelled) } else { OpEncoder.encode(batch.pageCreates[-1 - k].op, &w, &spelled) }
-                }
-            }
+            batch.inOrder(capture: { OpEncoder.encode($1, &w, &spelled) }, page: { OpEncoder.encode($0, &w, &spelled) })
         }
     }
 
