@@ -109,6 +109,11 @@ import TestSupport
         ("key:: value", []),
         ("", [Property("source", "cli")]),
         ("tab\tinside", []),
+        // Past the small room the lines are first tried in: written again into room reckoned first.
+        (String(repeating: "a long plain text ", count: 40), [Property("source", "cli")]),
+        ("a long value", [Property("note", String(repeating: "v", count: 600))]),
+        ("many properties", (0..<30).map { Property("key\($0)", "value \($0)") }
+            + [Property("captured-at", "2026-12-01T23:58:07.120-05:00")]),
     ]
     for (k, (text, props)) in cases.enumerated() {
         var op = Op(hlc: HLC(wall: 10 + Int64(k), counter: 0, actor: actor), kind: .createBlock, id: BlockID(hi: 100, lo: UInt64(k)))
@@ -125,4 +130,5 @@ import TestSupport
     let text = String(decoding: rendered, as: UTF8.self)
     #expect(text.contains("- plain capture\n  captured-at:: 2026-12-01T23:58:07.120-05:00\n  source:: cli\n  id:: 00000000-0000-0064-0000-000000000000\n"))
     #expect(text.contains("bad \u{FFFD}"), "invalid UTF-8 is written repaired, as the slow path reads it")
+    #expect(text.contains("  note:: \(String(repeating: "v", count: 600))\n") && text.contains("  key29:: value 29\n"))
 }

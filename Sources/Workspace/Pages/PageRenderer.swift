@@ -257,9 +257,11 @@ extension BlockTable {
         }
     }
 
-    /// The lines are written into room reckoned first (a packed time unpacks to at most
-    /// CompactTimestamp.maxBytes) and appended with one copy: appended a part at a time, eight
-    /// appends per block cost more than writing the block.
+    /// The lines are written into a room on the stack and appended with one copy (appended a part
+    /// at a time, eight appends per block cost more than writing the block). Nearly every block fits
+    /// a small room, each part checked before it is written; a block that does not is written again
+    /// into room reckoned from its parts first (a packed time unpacks to at most
+    /// CompactTimestamp.maxBytes).
     @inline(__always)
     private static func renderStored(_ a: UnsafeBufferPointer<UInt8>, _ flat: UnsafeBufferPointer<UInt8>, _ st: UnsafeBufferPointer<Int>,
                                      _ plainKeys: UnsafeBufferPointer<Bool>, content: Int, id: BlockID, depth: Int,
@@ -275,6 +277,10 @@ extension BlockTable {
             colon = c == COLON
         }
         i += n
+        let small = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) {
+            write($0, text: text, props: i, a, flat, st, plainKeys, id: id, depth: depth, into: &out)
+        }
+        if small != .noRoom { return small == .written }
         var room = 2 * depth + 3 + n + 2 * (depth + 1) + 5 + 36 + 1
         var j = i
         while true {
@@ -290,44 +296,61 @@ extension BlockTable {
             }
             room += 2 * (depth + 1) + st[k >> 1] - st[(k >> 1) - 1] + 4 + value
         }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) { buffer -> Bool in
-            var w = ByteWriter(buffer)
-            w.spaces(2 * depth)
-            w.byte(DASH); w.byte(SP)
-            w.bytes(text)
-            w.byte(LF)
-            var plain = true
-            while plain {
-                // A key's plainness is known per key (`plainKeys`); a packed time unpacks to digits
-                // and ASCII punctuation, which never need normalizing.
-                let k = readVarint(a, &i)
-                if k == 0 { break }
-                guard plainKeys[k >> 1] else { plain = false; break }
-                let key = UnsafeBufferPointer(rebasing: flat[st[(k >> 1) - 1]..<st[k >> 1]])
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) {
+            write($0, text: text, props: i, a, flat, st, plainKeys, id: id, depth: depth, into: &out)
+        } == .written
+    }
+
+    private enum Stored { case written, declined, noRoom }
+
+    /// The block's lines into `room`, then appended to `out`: `.declined` (nothing appended) for a
+    /// key or value that is not plain, `.noRoom` (nothing appended) when a part would not fit.
+    @inline(__always)
+    private static func write(_ room: UnsafeMutableBufferPointer<UInt8>, text: UnsafeBufferPointer<UInt8>, props: Int,
+                              _ a: UnsafeBufferPointer<UInt8>, _ flat: UnsafeBufferPointer<UInt8>, _ st: UnsafeBufferPointer<Int>,
+                              _ plainKeys: UnsafeBufferPointer<Bool>, id: BlockID, depth: Int, into out: inout [UInt8]) -> Stored {
+        var w = ByteWriter(room)
+        guard 2 * depth + 3 + text.count <= room.count else { return .noRoom }
+        w.spaces(2 * depth)
+        w.byte(DASH); w.byte(SP)
+        w.bytes(text)
+        w.byte(LF)
+        var i = props
+        while true {
+            // A key's plainness is known per key (`plainKeys`); a packed time unpacks to digits
+            // and ASCII punctuation, which never need normalizing.
+            let k = readVarint(a, &i)
+            if k == 0 { break }
+            guard plainKeys[k >> 1] else { return .declined }
+            let key = UnsafeBufferPointer(rebasing: flat[st[(k >> 1) - 1]..<st[k >> 1]])
+            let line = 2 * (depth + 1) + key.count + 3 + 1
+            if k & 1 == 0 {
+                let n = readVarint(a, &i)
+                let v = UnsafeBufferPointer(rebasing: a[i..<(i + n)])
+                i += n
+                // ASCII with nothing to normalize (Markdown.needsNormalizing: controls but TAB, DEL).
+                guard !v.contains(where: { $0 >= DEL || ($0 < SP && $0 != TAB) }) else { return .declined }
+                guard line + n <= room.count - w.count else { return .noRoom }
                 w.spaces(2 * (depth + 1))
                 w.bytes(key)
                 w.lit(":: ")
-                if k & 1 == 0 {
-                    let n = readVarint(a, &i)
-                    let v = UnsafeBufferPointer(rebasing: a[i..<(i + n)])
-                    i += n
-                    // ASCII with nothing to normalize (Markdown.needsNormalizing: controls but TAB, DEL).
-                    guard !v.contains(where: { $0 >= DEL || ($0 < SP && $0 != TAB) }) else { plain = false; break }
-                    w.bytes(v)
-                } else {
-                    let x = UInt64(readVarint(a, &i)), y = UInt64(readVarint(a, &i))
-                    w.spelled(CompactTimestamp.maxBytes) { CompactTimestamp.unpack(x, y, into: $0.baseAddress!) }
-                }
-                w.byte(LF)
+                w.bytes(v)
+            } else {
+                let x = UInt64(readVarint(a, &i)), y = UInt64(readVarint(a, &i))
+                guard line + CompactTimestamp.maxBytes <= room.count - w.count else { return .noRoom }
+                w.spaces(2 * (depth + 1))
+                w.bytes(key)
+                w.lit(":: ")
+                w.spelled(CompactTimestamp.maxBytes) { CompactTimestamp.unpack(x, y, into: $0.baseAddress!) }
             }
-            // A block that is not plain leaves nothing: its room is dropped unappended.
-            guard plain else { return false }
-            w.spaces(2 * (depth + 1))
-            w.lit("id:: ")
-            w.id(id)
             w.byte(LF)
-            out.append(contentsOf: UnsafeBufferPointer(w.written))
-            return true
         }
+        guard 2 * (depth + 1) + 5 + 36 + 1 <= room.count - w.count else { return .noRoom }
+        w.spaces(2 * (depth + 1))
+        w.lit("id:: ")
+        w.id(id)
+        w.byte(LF)
+        out.append(contentsOf: UnsafeBufferPointer(w.written))
+        return .written
     }
 }
