@@ -377,13 +377,41 @@ public enum CaptureFile {
         return text.withUTF8(isCheckedTextAsIs) ? text : try checkedTextFully(raw)
     }
 
-    /// Whether text of these bytes is its own checked text (the fast path of `checkedText`).
+    /// Whether text of these bytes (valid UTF-8) is its own checked text, `checkedTextFully`'s
+    /// checks read from them: within the limit, no control but tab and newline (so no CR), no
+    /// white space at either end and no byte-order mark first, and something visible. Nearly every
+    /// text begins and ends in printable ASCII, which says all but the controls at once.
     @inline(__always)
     static func isCheckedTextAsIs(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let f = b.first, let l = b.last, (0x21...0x7E).contains(f), (0x21...0x7E).contains(l),
-              b.count <= maxTextBytes else { return false }
+        guard let f = b.first, let l = b.last, b.count <= maxTextBytes else { return false }
         for c in b where c < 0x20 && c != 0x09 && c != 0x0A { return false }
-        return true
+        if (0x21...0x7E).contains(f), (0x21...0x7E).contains(l) { return true }
+        return endsAsIs(b)
+    }
+
+    /// The rest of `isCheckedTextAsIs` for a text with a scalar other than printable ASCII at an end.
+    static func endsAsIs(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        // The last scalar begins at the last byte that is no continuation byte (10xxxxxx).
+        var start = b.count - 1
+        while start > 0, b[start] & 0xC0 == 0x80 { start -= 1 }
+        guard let first = scalar(b, at: 0), let last = scalar(b, at: start),
+              !first.properties.isWhitespace, first != "\u{FEFF}", !last.properties.isWhitespace else { return false }
+        if b.contains(where: { (0x21...0x7E).contains($0) }) { return true }
+        var i = 0
+        while i < b.count {
+            guard let u = scalar(b, at: i) else { return false }
+            if isVisible(u) { return true }
+            i += UTF8.width(u)
+        }
+        return false
+    }
+
+    /// The scalar whose UTF-8 begins at `i`.
+    private static func scalar(_ b: UnsafeBufferPointer<UInt8>, at i: Int) -> Unicode.Scalar? {
+        var bytes = UnsafeBufferPointer(rebasing: b[i..<min(i + 4, b.count)]).makeIterator()
+        var decoder = UTF8()
+        if case .scalarValue(let u) = decoder.decode(&bytes) { return u }
+        return nil
     }
 
     /// The checks of `checkedText` one by one, whatever the text (a test holds the two equal).

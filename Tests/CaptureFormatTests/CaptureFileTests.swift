@@ -61,9 +61,10 @@ private func decode(_ s: String) throws -> DecodedCapture { try CaptureFile.deco
 
 /// checkedText takes most texts as they are after one pass over their bytes: for every text, short
 /// texts over the bytes that decide it (ends, spaces, controls, CR, DEL, a BOM, NBSP, a combining
-/// mark) and longer random ones, it gives what the checks one by one give, text or error.
+/// mark, invisible and white space scalars beyond ASCII) and longer random ones, it gives what the checks one by one give, text or error.
 @Test func the_as_is_path_of_checked_text_agrees_with_the_checks_one_by_one() {
-    let pieces = ["a", "Z", "~", "!", " ", "\t", "\n", "\r", "\u{1}", "\u{1F}", "\u{7F}", "\u{FEFF}", "\u{A0}", "\u{301}", "é", "🧪"]
+    let pieces = ["a", "Z", "~", "!", " ", "\t", "\n", "\r", "\u{1}", "\u{1F}", "\u{7F}", "\u{FEFF}", "\u{A0}", "\u{301}", "é", "🧪",
+                  "\u{200B}", "\u{85}", "\u{3000}", "\u{FE0F}", "\u{E0001}", "\u{2028}"]
     func outcome(_ f: (String) throws -> String, _ t: String) -> String {
         do { return "ok " + (try f(t)) } catch { return "error \(error)" }
     }

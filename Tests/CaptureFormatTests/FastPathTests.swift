@@ -78,7 +78,8 @@ struct FastPathTests {
         let texts = ["buy oat milk", " lead", "trail ", "\u{A0}x", "x\u{A0}", "a\u{2028}b", "é", "xé", "éx", "", " ",
                      "\u{200B}x", "x\u{200B}", "\u{200B}", "\u{FEFF}x", "x\u{7F}", "\u{7F}", "- [ ] task", "TODO x", "&amp;", "#+BEGIN",
                      String(repeating: "w", count: 70_000), String(repeating: "w", count: 65_536), "\\tx", "a\\nb", "a\\u0001b", "a\\\\b",
-                     "\tx", "a\u{1}b", "~"]
+                     "\tx", "a\u{1}b", "~", "\u{85}x", "x\u{85}", "x\u{3000}", "\u{3000}x", "\u{1680}", "\u{301}x", "x\u{E0001}", "🧪",
+                     "\u{FE0F}", "\u{FE0F}\u{200B}", "日本語", "x\u{2029}"]
         let stamps = [nil, "2026-12-01T23:58:07.120-05:00", "2026-12-02T10:00:00Z", "yesterday", "2026-13-01T00:00:00Z",
                       "2026-12-02T10:00:00", "9999-12-31T23:59:59+14:00", "0000-01-01T00:00:00Z"]
         let sources = [nil, "cli", "", "a\u{1}b", "a\\u0001b", "ünï", "hot key", "x\u{7F}"]
@@ -108,10 +109,8 @@ struct FastPathTests {
             #expect(d.warnings.isEmpty && d.page == nil && d.attachments.isEmpty, "\(what)")
         }
         #expect(read > 50)
-        // What our writer saves, with its time and source, is read in place when it needs no escape
-        // and begins and ends in printable ASCII (checkedText's own fast path: a text with a
-        // non-ASCII scalar at either end is trimmed by Unicode's rules, in decode).
-        for text in ["buy oat milk", "a\nb", "C:\\Users", "café ünïcødé 🧪 ok", "- [ ] task", "\"quoted\""] {
+        // What our writer saves, with its time and source, is read in place when it needs no escape.
+        for text in ["buy oat milk", "a\nb", "C:\\Users", "ünïcødé 🧪", "日本語のメモ", "- [ ] task", "\"quoted\""] {
             let file = CaptureFile.encode(Capture(text: text, capturedAt: "2026-12-01T23:58:07.120-05:00", source: "cli"))
             let spans = file.withUnsafeBufferPointer { CaptureFile.decodeInPlace($0) }
             #expect(spans != nil || text.contains("\"") || text.contains("\\") || text.contains("\n"), "\(text.debugDescription)")
