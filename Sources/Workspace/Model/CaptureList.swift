@@ -16,16 +16,11 @@ public struct CaptureList: Sendable {
     public private(set) var bytes: [UInt8] = []
     public private(set) var items: [Item] = []
 
-    public init() {}
-
     /// Room for `count` captures of about `bytes` bytes of strings.
     public init(count: Int, bytes: Int) {
         items.reserveCapacity(count)
         self.bytes.reserveCapacity(bytes)
     }
-
-    public var count: Int { items.count }
-    public var isEmpty: Bool { items.isEmpty }
 
     /// A capture whose strings are bytes: copied in with one append.
     public mutating func append(blockID: BlockID, day: JournalDay, text: UnsafeBufferPointer<UInt8>, capturedAt: UnsafeBufferPointer<UInt8>,
