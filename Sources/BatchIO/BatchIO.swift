@@ -1,5 +1,6 @@
-// BatchIO: the drain's batched file I/O (read many captures, unlink many, append+fdatasync) on
-// io_uring when the kernel allows it, on plain syscalls otherwise — same results, same Sys seam.
+// BatchIO: the drain's batched file I/O (read many captures, unlink many) on io_uring when the
+// kernel allows it, on plain syscalls otherwise — same results, same Sys seam. The op log's
+// append is not here: it is write+fdatasync on the calling thread on either backend (PlainAppender).
 // Not thread-safe: one BatchIO belongs to the one write actor.
 #if canImport(Glibc)
 import Glibc
@@ -13,15 +14,11 @@ public final class BatchIO {
     public let backend: Backend
     /// Why io_uring is not in use (nil when it is, or when plain was asked for): for the log.
     public private(set) var uringRefusal: Errno?
-    /// The ring, made on first use and dropped by `releaseRing()`: once a ring has run an unlink or
-    /// an fdatasync, the kernel keeps an io-wq worker thread for it that wakes every few seconds,
+    /// The ring, made on first use and dropped by `releaseRing()`: once a ring has run an unlink,
+    /// the kernel keeps an io-wq worker thread for it that wakes every few seconds,
     /// so an idle daemon lets go of its ring and its worker with it.
     private var ring: Ring?
     private var uringAllowed: Bool
-
-    /// The appender the op log should use: write linked to fdatasync on io_uring, else write+fdatasync.
-    public private(set) lazy var appender: DurableAppender =
-        backend == .uring ? UringAppender(ring: { [unowned self] in self.liveRing() }) : PlainAppender()
 
     private init(ring: Ring?, refusal: Errno?) {
         self.ring = ring

@@ -13,9 +13,9 @@ final class Ring {
     /// Set when the kernel refused a submission for good; BatchIO then uses plain syscalls.
     private(set) var broken: Errno?
 
-    /// io_uring_queue_init plus a check that the kernel has every opcode and feature we use.
+    /// io_uring_queue_init plus a check that the kernel has both opcodes we use.
     /// Throws the refusal (EPERM under a seccomp sandbox or io_uring_disabled, ENOSYS on old or
-    /// stripped kernels, EINVAL when an opcode or the current-position feature is missing).
+    /// stripped kernels, EINVAL when an opcode is missing).
     init(entries: Int = 256) throws {
         var h: OpaquePointer?
         let r = CURingShim_create(UInt32(entries), &h)
@@ -28,21 +28,17 @@ final class Ring {
         if broken == nil { CURingShim_destroy(handle) }
     }
 
-    /// Queues `count` operations (`queue(i, userData)` calls one CURingShim_queue* with that
-    /// user data and may link it to the next), submits them in chunks that fit the ring, and
-    /// returns each one's result (>= 0 or -errno). `chunkBoundary(i)` says whether a chunk may
-    /// end before op i (false inside a link chain).
-    func run(_ count: Int,
-             chunkBoundary: (Int) -> Bool = { _ in true },
-             queue: (Int, UInt64) -> Int32) -> [Int32] {
+    /// Queues `count` independent operations (`queue(i, userData)` calls one CURingShim_queue*
+    /// with that user data), submits them in chunks that fit the ring, and returns each one's
+    /// result (>= 0 or -errno).
+    func run(_ count: Int, queue: (Int, UInt64) -> Int32) -> [Int32] {
         var results = [Int32](repeating: -ECANCELED, count: count)
         if let b = broken { return [Int32](repeating: -b.code, count: count) }
         var start = 0
         var userData = [UInt64](repeating: 0, count: entries)
         var res = [Int32](repeating: 0, count: entries)
         while start < count {
-            var end = min(start + entries, count)
-            while end < count && end > start + 1 && !chunkBoundary(end) { end -= 1 }
+            let end = min(start + entries, count)
             for i in start..<end {
                 // The ring is empty at the start of each chunk and the chunk fits, so this cannot fail.
                 let q = queue(i, UInt64(i))

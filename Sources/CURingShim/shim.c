@@ -13,12 +13,9 @@ struct CURingShim_Ring {
 };
 
 static int supports_outl_ops(struct io_uring *ring) {
-    if (!(ring->features & IORING_FEAT_RW_CUR_POS)) return 0;
     struct io_uring_probe *probe = io_uring_get_probe_ring(ring);
     if (!probe) return 0;  // liburing 2.3 gives no reason; treat an unprobeable kernel as too old
     int ok = io_uring_opcode_supported(probe, IORING_OP_READ)
-          && io_uring_opcode_supported(probe, IORING_OP_WRITE)
-          && io_uring_opcode_supported(probe, IORING_OP_FSYNC)
           && io_uring_opcode_supported(probe, IORING_OP_UNLINKAT);
     io_uring_free_probe(probe);
     return ok;
@@ -48,24 +45,6 @@ int CURingShim_queueRead(CURingShim_Ring *r, int fd, void *buf, unsigned len, ui
     struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
     if (!sqe) return -EBUSY;
     io_uring_prep_read(sqe, fd, buf, len, offset);
-    io_uring_sqe_set_data64(sqe, userData);
-    return 0;
-}
-
-int CURingShim_queueWrite(CURingShim_Ring *r, int fd, const void *buf, unsigned len,
-                          uint64_t offset, uint64_t userData, int linkNext) {
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
-    if (!sqe) return -EBUSY;
-    io_uring_prep_write(sqe, fd, buf, len, offset);
-    io_uring_sqe_set_data64(sqe, userData);
-    if (linkNext) io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
-    return 0;
-}
-
-int CURingShim_queueFdatasync(CURingShim_Ring *r, int fd, uint64_t userData) {
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
-    if (!sqe) return -EBUSY;
-    io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
     io_uring_sqe_set_data64(sqe, userData);
     return 0;
 }

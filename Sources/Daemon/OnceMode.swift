@@ -42,7 +42,7 @@ public enum OnceMode {
             let io = BatchIO.make(forcePlain: options.io == .plain)
             let workspace: Workspace
             do {
-                var wopts = WorkspaceStart.options(config, io: io, log: log)
+                var wopts = WorkspaceStart.options(config, log: log)
                 if isatty(2) == 1 { wopts.bootProgress = bootProgressLine() }
                 workspace = try Workspace(options: wopts)
             } catch WorkspaceError.locked {

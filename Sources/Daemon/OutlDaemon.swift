@@ -81,7 +81,7 @@ public final class OutlDaemon {
     /// start time each second, since a boot may outlast TimeoutStartSec.
     private func openWorkspace(io: BatchIO) throws -> Workspace {
         let root = config.workspaceRoot
-        var wopts = WorkspaceStart.options(config, io: io, log: log)
+        var wopts = WorkspaceStart.options(config, log: log)
         var lastExtend: UInt64 = 0
         wopts.bootProgress = { read, total in
             let now = monotonicNanoseconds()

@@ -65,12 +65,11 @@ enum WorkspaceStart {
         return nil
     }
 
-    /// The options every outld opening uses: the configured state directory, the batched I/O,
-    /// and the workspace's own notes in outld's log (under outld's name, not outl's).
-    static func options(_ config: OutlConfig, io: BatchIO, log: JournalLog) -> WorkspaceOptions {
+    /// The options every outld opening uses: the configured state directory and the workspace's
+    /// own notes in outld's log (under outld's name, not outl's).
+    static func options(_ config: OutlConfig, log: JournalLog) -> WorkspaceOptions {
         var w = WorkspaceOptions(root: config.workspaceRoot)
         w.stateDirectory = config.stateDirectory
-        w.appender = io.appender
         w.journalFileFormat = config.journalFileFormat.flatMap(JournalFileFormat.init(setting:))
         // One way to say what happened: the workspace's levels and fields become journal entries.
         w.log = WorkspaceLog(sink: { level, message, fields in

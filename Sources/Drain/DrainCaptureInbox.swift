@@ -21,9 +21,9 @@ public struct DrainOptions: Sendable {
     /// 4,096 files could have held 4 GiB at once.
     public var batchBytes = 32 << 20
     /// Read and unlink capture files on io_uring (true), with plain syscalls (false), or decide per
-    /// inbox file system (nil): plain on tmpfs/ramfs, where neither blocks and the ring only adds
-    /// CPU (measured on a burst of 10,000: reads on the ring went partly to io-wq workers, ~40 ms more
-    /// system time); io_uring elsewhere, where parallel unlinks hide a synchronous discard.
+    /// pass (nil): plain on tmpfs/ramfs, where neither blocks and the ring only adds CPU (measured
+    /// on a burst of 10,000: reads on the ring went partly to io-wq workers, ~40 ms more system
+    /// time), and for a pass of fewer than `ringFromFiles` files (one); io_uring otherwise.
     public var inboxFilesOnRing: Bool? = nil
     /// The captures one pass lists at most, in capture order: whatever a peer puts in an inbox, a
     /// pass holds this many entries (about 40 bytes each) and ends; the next pass goes on (`more`).
@@ -84,6 +84,13 @@ struct PassInboxes {
     }
 }
 
+/// The fewest files a pass reads and unlinks on io_uring (on a disk). An unlink on the ring runs on
+/// an io-wq worker thread: two wake-ups more than unlinkat(2), which pay only when unlinks overlap,
+/// each a synchronous discard here. bench/c/uring_tail.c, files synced to disk then unlinked
+/// together, ring against plain: one file 1.10-1.23x in every run (nothing to overlap); two to four
+/// 0.79-0.88x or 1.05-1.46x, as the ring's workers were already up or not; sixteen 0.47-0.65x.
+let ringFromFiles = 2
+
 /// Drains every final-form file of `inboxes` into `workspace`: parse, append one block per capture
 /// in its day's journal (group commit: one fdatasync per batch), delete the files, projecting the
 /// changed pages once, before the last batch's files are deleted. Safe to call at any time and to
@@ -94,7 +101,7 @@ public func drain_capture_inbox(
 ) async -> DrainReport {
     let listing = InboxListing(inboxes, workspace: workspace.root, probeFileSystems: options.inboxFilesOnRing == nil,
                                limit: options.listingLimit)
-    let onRing = options.inboxFilesOnRing ?? !listing.onMemoryFileSystem
+    let onRing = options.inboxFilesOnRing ?? (!listing.onMemoryFileSystem && listing.entries.count >= ringFromFiles)
     var report = DrainReport()
     report.transientError = listing.error
     report.refusedInboxes = listing.refused

@@ -52,7 +52,7 @@ public enum SysOp: String, CaseIterable, Sendable {
     case open, close, read, pread, write, pwrite, fsync, fdatasync, rename, link, unlink, mkdir
     case fstat, lstat, readdir, flock, ftruncate, chmod, stat, access
     /// Operations that the io_uring path submits in a batch; reported one by one.
-    case uringRead, uringWrite, uringFdatasync, uringUnlink
+    case uringRead, uringUnlink
 }
 
 /// What a call is about, for the interposer: enough to fail it by kind or replay it in a model.

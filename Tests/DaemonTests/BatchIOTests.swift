@@ -1,5 +1,5 @@
-// BatchIO on both backends, on the same cases: reads, unlinks, durable appends, and faults injected
-// through Sys.interposer. Serialized: the interposer is process-wide. It only touches calls on this
+// BatchIO on both backends, on the same cases: reads, unlinks and faults injected through
+// Sys.interposer; and the op log's durable append (PlainAppender, on either backend). Serialized: the interposer is process-wide. It only touches calls on this
 // test's own fds and paths, so suites running beside it are not disturbed.
 import Foundation
 import Testing
@@ -118,12 +118,12 @@ private func bytesOf(_ n: Int, seed: UInt8) -> [UInt8] { (0..<n).map { UInt8(tru
         #expect(listDir(t.path) == [])
     }
 
-    @Test(arguments: backends) func appender_writes_every_byte_then_fdatasyncs(plain: Bool) throws {
+    @Test func the_appender_writes_every_byte_then_fdatasyncs() throws {
         // Hold the process-wide interposer gate for the whole test: FaultTests run in this
         // process too, and Sys.interposer is one global.
         try withInterposer(PassThrough()) {
             let t = TempDir("batchio")
-            let io = makeIO(plain: plain)
+            let appender = PlainAppender()
             let p = t.sub("ops-test.jsonl")
             let fd = try Sys.open(p, O_WRONLY | O_APPEND | O_CREAT, 0o600)
             defer { Sys.close(fd) }
@@ -133,35 +133,31 @@ private func bytesOf(_ n: Int, seed: UInt8) -> [UInt8] { (0..<n).map { UInt8(tru
             var expected: [UInt8] = []
             for i in 0..<3 {
                 let chunk = Array("{\"op\":\(i)}\n".utf8) + bytesOf(100_000 * i, seed: 7)
-                try chunk.withUnsafeBytes { try io.appender.appendDurably(fd, $0) }
+                try chunk.withUnsafeBytes { try appender.appendDurably(fd, $0) }
                 expected += chunk
             }
             #expect(try Array(Data(contentsOf: URL(fileURLWithPath: p))) == expected)
-            let (w, s): (SysOp, SysOp) = io.backend == .uring ? (.uringWrite, .uringFdatasync) : (.write, .fdatasync)
-            #expect(spy.ops() == [w, s, w, s, w, s])
+            #expect(spy.ops() == [.write, .fdatasync, .write, .fdatasync, .write, .fdatasync])
             #expect(spy.log.allSatisfy { $0.result >= 0 })
         }
     }
 
-    @Test(arguments: backends) func appender_finishes_a_short_write_before_syncing(plain: Bool) throws {
+    @Test func the_appender_finishes_a_short_write_before_syncing() throws {
         // Hold the process-wide interposer gate for the whole test: FaultTests run in this
         // process too, and Sys.interposer is one global.
         try withInterposer(PassThrough()) {
             let t = TempDir("batchio")
-            let io = makeIO(plain: plain)
             let p = t.sub("ops-short.jsonl")
             let fd = try Sys.open(p, O_WRONLY | O_APPEND | O_CREAT, 0o600)
             defer { Sys.close(fd) }
             let spy = ScopedInterposer(fds: [fd], pathPrefix: t.path)
-            let w: SysOp = io.backend == .uring ? .uringWrite : .write
-            let s: SysOp = io.backend == .uring ? .uringFdatasync : .fdatasync
-            spy.faults[w] = (1, .shortWrite(3))
+            spy.faults[.write] = (1, .shortWrite(3))
             Sys.interposer = spy
             defer { Sys.interposer = nil }
             let line = Array("{\"op\":\"create\",\"id\":\"0190\"}\n".utf8)
-            try line.withUnsafeBytes { try io.appender.appendDurably(fd, $0) }
+            try line.withUnsafeBytes { try PlainAppender().appendDurably(fd, $0) }
             #expect(try Array(Data(contentsOf: URL(fileURLWithPath: p))) == line)
-            #expect(spy.ops() == [w, w, s])
+            #expect(spy.ops() == [.write, .write, .fdatasync])
             #expect(spy.log.first?.result == 3)
         }
     }
@@ -198,21 +194,21 @@ private func bytesOf(_ n: Int, seed: UInt8) -> [UInt8] { (0..<n).map { UInt8(tru
             #expect(throws: Errno(EROFS)) { try ur[1].get() }
             #expect(listDir(t.path).contains("gone2") && !listDir(t.path).contains("gone1"))
     
-            // A failed write, then a failed fdatasync: the append throws that errno.
+            // A failed write, then a failed fdatasync: the append (the same on both) throws that errno.
             let p = t.sub("ops.jsonl")
             let fd = try Sys.open(p, O_WRONLY | O_APPEND | O_CREAT, 0o600)
             defer { Sys.close(fd) }
             let line = Array("{\"op\":1}\n".utf8)
             let wf = ScopedInterposer(fds: [fd], pathPrefix: p)
-            wf.faults[uring ? .uringWrite : .write] = (1, .fail(.ENOSPC))
+            wf.faults[.write] = (1, .fail(.ENOSPC))
             Sys.interposer = wf
-            #expect(throws: Errno.ENOSPC) { try line.withUnsafeBytes { try io.appender.appendDurably(fd, $0) } }
+            #expect(throws: Errno.ENOSPC) { try line.withUnsafeBytes { try PlainAppender().appendDurably(fd, $0) } }
             #expect(readText(p) == "")
             let sf = ScopedInterposer(fds: [fd], pathPrefix: p)
-            sf.faults[uring ? .uringFdatasync : .fdatasync] = (1, .fail(.EIO))
+            sf.faults[.fdatasync] = (1, .fail(.EIO))
             Sys.interposer = sf
-            #expect(throws: Errno.EIO) { try line.withUnsafeBytes { try io.appender.appendDurably(fd, $0) } }
-            #expect(sf.ops().last == (uring ? .uringFdatasync : .fdatasync))
+            #expect(throws: Errno.EIO) { try line.withUnsafeBytes { try PlainAppender().appendDurably(fd, $0) } }
+            #expect(sf.ops().last == .fdatasync)
             #expect(sf.log.last?.result == -Int(EIO))
         }
     }

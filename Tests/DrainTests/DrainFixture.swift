@@ -50,7 +50,6 @@ final class DrainFixture {
     func open(root: String? = nil, state: String? = nil) throws -> Workspace {
         var o = WorkspaceOptions(root: root ?? self.root)
         o.stateDirectory = state ?? self.state
-        o.appender = io.appender
         return try Workspace(options: o)
     }
 

@@ -268,7 +268,9 @@ import Workspace
 
 /// Where the ring helps and where it only costs: on tmpfs a capture file is read and unlinked with
 /// plain syscalls (the ring handed reads to io-wq workers there, for more CPU than the reads), on a
-/// disk both go on io_uring. Counted at the seam, on the same drain in both places.
+/// disk both go on io_uring once a pass has `ringFromFiles` files (two); a pass of one file, and the
+/// op log's append always, use plain syscalls (an unlink or fdatasync on the ring runs on an io-wq
+/// worker, which only adds wake-ups when there is nothing to overlap). Counted at the seam.
 @Suite(.serialized) struct InboxRingChoiceTests {
     static let memory = "/dev/shm", disk = "/var/tmp"
     static func fileSystem(_ path: String) -> Int? {
@@ -279,10 +281,10 @@ import Workspace
     static let ringHere = BatchIO.make(forcePlain: false).backend == .uring
     static let bothHere = ringHere && fileSystem(memory) == 0x0102_1994 && fileSystem(disk).map { $0 != 0x0102_1994 } == true
 
-    /// The ring's reads and unlinks of one drain of three captures in a workspace under `base`.
-    func ringCalls(under base: String) async throws -> (reads: Int, unlinks: Int, drained: Int) {
+    /// The ring's reads and unlinks of one drain of `count` captures in a workspace under `base`.
+    func ringCalls(under base: String, count: Int = ringFromFiles) async throws -> (reads: Int, unlinks: Int, drained: Int) {
         let f = try DrainFixture(under: base)
-        for k in 0..<3 { try f.drop("line \(k)", at: "2026-12-02T09:00:0\(k).000Z") }
+        for k in 0..<count { try f.drop("line \(k)", at: "2026-12-02T09:00:0\(k).000Z") }
         let ws = try f.open()
         let reads = FaultInjector(match: SysMatch(ops: [.uringRead], under: f.inbox))
         let unlinks = FaultInjector(match: SysMatch(ops: [.uringUnlink], under: f.inbox))
@@ -294,10 +296,35 @@ import Workspace
 
     @Test(.enabled(if: bothHere, "needs io_uring, a tmpfs at /dev/shm and a disk at /var/tmp"))
     func capture_files_on_tmpfs_are_read_and_unlinked_with_plain_syscalls_and_on_a_disk_on_the_ring() async throws {
+        let n = ringFromFiles
         let onMemory = try await ringCalls(under: Self.memory)
-        #expect(onMemory.drained == 3 && onMemory.reads == 0 && onMemory.unlinks == 0, "\(onMemory)")
+        #expect(onMemory.drained == n && onMemory.reads == 0 && onMemory.unlinks == 0, "\(onMemory)")
         let onDisk = try await ringCalls(under: Self.disk)
-        #expect(onDisk.drained == 3 && onDisk.reads >= 3 && onDisk.unlinks == 3, "\(onDisk)")
+        #expect(onDisk.drained == n && onDisk.reads >= n && onDisk.unlinks == n, "\(onDisk)")
+    }
+
+    @Test(.enabled(if: bothHere, "needs io_uring, a tmpfs at /dev/shm and a disk at /var/tmp"))
+    func a_pass_of_one_capture_file_reads_and_unlinks_it_with_plain_syscalls_on_a_disk_too() async throws {
+        let one = try await ringCalls(under: Self.disk, count: 1)
+        #expect(one.drained == 1 && one.reads == 0 && one.unlinks == 0, "\(one)")
+    }
+
+    @Test(.enabled(if: bothHere, "needs io_uring, a tmpfs at /dev/shm and a disk at /var/tmp"))
+    func the_op_log_is_appended_with_write_and_fdatasync_on_io_uring_too() async throws {
+        let f = try DrainFixture(under: Self.disk)
+        #expect(f.io.backend == .uring)
+        for k in 0..<ringFromFiles { try f.drop("line \(k)", at: "2026-12-02T09:00:0\(k).000Z") }
+        let ws = try f.open()
+        let ops = Path.join(f.root, ".outl/ops")
+        let plain = FaultInjector(match: SysMatch(ops: [.write, .fdatasync], under: ops))
+        let ring = FaultInjector(match: SysMatch(ops: [.uringRead, .uringUnlink], under: f.inbox))
+        let report = await withInterposer(Both(plain, ring)) { await f.drain(ws) }
+        await ws.close()
+        #expect(report.drained == ringFromFiles && f.pending().isEmpty)
+        let kinds = plain.log.map { $0.split(separator: " ")[0] }
+        #expect(kinds.contains("write") && kinds.last == "fdatasync", "\(plain.log)")
+        // The same drain still read and unlinked its files on the ring.
+        #expect(ring.log.filter { $0.hasPrefix("uringUnlink") }.count == ringFromFiles, "\(ring.log)")
     }
 }
 

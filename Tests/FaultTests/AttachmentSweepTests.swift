@@ -105,7 +105,7 @@ import Workspace
             let report: DrainReport = try await withInterposer(inj) {
                 let ws = try run.open(io)
                 inj.armed = true
-                let r = await drain_capture_inbox([run.inbox], into: ws, io: io, observer: SilentDrainObserver())
+                let r = await drain_capture_inbox([run.inbox], into: ws, io: io, observer: SilentDrainObserver(), options: RealRun.options)
                 inj.armed = false
                 await ws.close()
                 return r

@@ -45,7 +45,6 @@ struct RealRun {
     func open(_ io: BatchIO) throws -> Workspace {
         var o = WorkspaceOptions(root: root)
         o.stateDirectory = state
-        o.appender = io.appender
         o.log = .silent
         return try Workspace(options: o)
     }
@@ -55,8 +54,17 @@ struct RealRun {
     func bootAndDrain(_ io: BatchIO) async throws -> (Workspace, DrainReport) {
         let ws = try open(io)
         try await ws.reconcileAll()
-        let r = await drain_capture_inbox([inbox], into: ws, io: io, observer: SilentDrainObserver())
+        let r = await drain_capture_inbox([inbox], into: ws, io: io, observer: SilentDrainObserver(), options: RealRun.options)
         return (ws, r)
+    }
+
+    /// Capture files read and unlinked on the ring whenever the BatchIO has one: outld leaves a
+    /// pass of one file to plain syscalls (`ringFromFiles`), and these runs of one capture or a few
+    /// must still cover the ring's calls, as a burst makes them.
+    static var options: DrainOptions {
+        var o = DrainOptions()
+        o.inboxFilesOnRing = true
+        return o
     }
 
     func pending() -> [String] { listDir(inbox).filter(CaptureName.isFinal) }

@@ -28,12 +28,12 @@ import Workspace
                 _ = try run.deliver(Self.captures)
                 let ws = try run.open(io)
                 inj.armed = true
-                let r = await drain_capture_inbox([run.inbox], into: ws, io: io, observer: SilentDrainObserver())
+                let r = await drain_capture_inbox([run.inbox], into: ws, io: io, observer: SilentDrainObserver(), options: RealRun.options)
                 if untilHealed {
                     // The daemon backs off and retries on the same workspace once the disk is back.
                     #expect(r.transientError != nil || r.drained == Self.captures, "run \(n): \(r)")
                     inj.heal()
-                    let r2 = await drain_capture_inbox([run.inbox], into: ws, io: io, observer: SilentDrainObserver())
+                    let r2 = await drain_capture_inbox([run.inbox], into: ws, io: io, observer: SilentDrainObserver(), options: RealRun.options)
                     #expect(r2.transientError == nil, "run \(n) after heal: \(r2)\ncalls \(inj.log)")
                 }
                 inj.armed = false
@@ -75,7 +75,7 @@ import Workspace
         // Every op kind the drain does was swept.
         let ops = Set(kinds.map { String($0.split(separator: " ")[0]) })
         let want: Set<String> = plain ? ["open", "write", "fdatasync", "unlink", "rename", "fsync"]
-                                      : ["open", "uringWrite", "uringFdatasync", "uringUnlink", "rename", "fsync"]
+                                      : ["open", "write", "fdatasync", "uringUnlink", "rename", "fsync"]
         if plain || BatchIO.make(forcePlain: false).backend == .uring {
             #expect(want.isSubset(of: ops), "swept \(ops)")
         }

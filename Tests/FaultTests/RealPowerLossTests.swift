@@ -17,7 +17,7 @@ import Workspace
     static let captures = 2
 
     /// `plain: false` runs on io_uring when the kernel allows it; RecordingFS models its
-    /// .uringWrite/.uringFdatasync/.uringUnlink exactly like write/fdatasync/unlink.
+    /// .uringUnlink exactly like unlink (the op log's append is write+fdatasync on both).
     @Test(arguments: [true, false])
     func deliver_drain_boot_loses_nothing_and_doubles_nothing_at_any_crash(plain: Bool) async throws {
         let run = RealRun(dir: TempDir("rpl").path)

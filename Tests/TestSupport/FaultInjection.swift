@@ -22,7 +22,7 @@ public struct SysMatch: Sendable {
     /// Calls that change what is on disk; reads and stats are left alone.
     public static let mutating: Set<SysOp> = [
         .open, .write, .pwrite, .fsync, .fdatasync, .rename, .unlink, .mkdir, .ftruncate,
-        .chmod, .uringWrite, .uringFdatasync, .uringUnlink,
+        .chmod, .uringUnlink,
     ]
 }
 
@@ -153,7 +153,7 @@ public final class FaultInjector: SysInterposer, @unchecked Sendable {
         return true
     }
 
-    static func isWrite(_ op: SysOp) -> Bool { op == .write || op == .pwrite || op == .uringWrite }
+    static func isWrite(_ op: SysOp) -> Bool { op == .write || op == .pwrite }
 
     // MARK: the sweep
 

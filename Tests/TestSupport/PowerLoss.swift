@@ -145,11 +145,11 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
         switch call.op {
         case .open:
             opened(call, fd: Int32(result))
-        case .write, .pwrite, .uringWrite:
+        case .write, .pwrite:
             guard let info = fds[call.fd], case .file(let id) = info.target, let data = call.data else { return }
             let n = min(result, data.count)
             let offset: Int
-            if call.op == .pwrite || (call.op == .uringWrite && call.offset >= 0) {
+            if call.op == .pwrite {
                 offset = Int(call.offset)
             } else {
                 offset = info.append ? liveSize[id, default: 0] : info.position
@@ -163,7 +163,7 @@ public final class RecordingFS: SysInterposer, @unchecked Sendable {
             guard let info = fds[call.fd], case .file(let id) = info.target else { return }
             trace.append(.truncate(id, Int(call.offset)))
             liveSize[id] = Int(call.offset)
-        case .fsync, .fdatasync, .uringFdatasync:
+        case .fsync, .fdatasync:
             switch fds[call.fd]?.target {
             case .file(let id)?: trace.append(.syncFile(id))
             case .dir(let rel)?: trace.append(.syncDir(rel))
