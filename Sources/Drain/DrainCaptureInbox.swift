@@ -87,8 +87,8 @@ struct PassInboxes {
 /// The fewest files a pass reads and unlinks on io_uring (on a disk). An unlink on the ring runs on
 /// an io-wq worker thread: two wake-ups more than unlinkat(2), which pay only when unlinks overlap,
 /// each a synchronous discard here. bench/c/uring_tail.c, files synced to disk then unlinked
-/// together, ring against plain: one file 1.10-1.23x in every run (nothing to overlap); two to four
-/// 0.79-0.88x in three runs and 1.05-1.46x in two (so the ring stays, as before); sixteen 0.47-0.65x.
+/// together, ring against plain: one file 1.08-1.23x in every run (nothing to overlap); two to four
+/// 0.79-0.93x in four runs and 1.05-1.46x in five (so the ring stays, as before); sixteen 0.47-0.65x.
 let ringFromFiles = 2
 
 /// Drains every final-form file of `inboxes` into `workspace`: parse, append one block per capture
