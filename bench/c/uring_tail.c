@@ -1,4 +1,4 @@
-/* uring_tail.c - why outld appends its op log, and drains a pass of a few files, with plain syscalls
+/* uring_tail.c - why outld appends its op log, and drains a pass of one file, with plain syscalls
  * even when it has an io_uring ring: the same operations timed both ways, interleaved, in one
  * directory. An fdatasync or an unlinkat on io_uring always runs on a kernel io-wq worker thread, so
  * each adds two wake-ups (to the worker, back to the caller): with nothing to overlap that is only
@@ -35,8 +35,8 @@ static long pct(long *v, int n, int p) {
 }
 
 static void wait_all(struct io_uring *ring, int n) {
-    struct io_uring_cqe *cqe;
     for (int i = 0; i < n; i++) {
+        struct io_uring_cqe *cqe = NULL;
         if (io_uring_wait_cqe(ring, &cqe) != 0 || cqe->res < 0) {
             fprintf(stderr, "uring_tail: io_uring op failed: %d\n", cqe ? cqe->res : -1);
             exit(1);
