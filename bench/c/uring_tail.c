@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,8 +126,15 @@ int main(int argc, char **argv) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     pid_t spin[64];
     int spinning = 0;
+    pid_t self = getpid();
     for (; spinning < cores && spinning < 64; spinning++) {
-        if ((spin[spinning] = fork()) == 0) { for (;;) {} }
+        if ((spin[spinning] = fork()) == 0) {
+            // A spinner never outlives this program, whatever ends it (an exit(1) above, ^C).
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != self) _exit(0);
+            alarm(120);
+            for (;;) {}
+        }
     }
     appends("all cores busy:", &ring, fd, rounds);
     for (int i = 0; i < spinning; i++) { kill(spin[i], SIGKILL); waitpid(spin[i], NULL, 0); }
