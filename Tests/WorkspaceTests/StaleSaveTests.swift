@@ -146,6 +146,41 @@ func opCount(_ root: String) -> Int {
         await ws.close()
     }
 
+    /// Issue 48, finding 1, as a person meets it: a line typed in a buffer loaded before a capture
+    /// landed is a new block, never that capture edited (the buffer never showed it).
+    @Test(arguments: ["in place", "by rename"])
+    func a_line_typed_in_a_buffer_loaded_before_a_capture_is_not_that_capture_edited(saved how: String) async throws {
+        let t = TestWorkspace()
+        t.syncSettleMs = 0
+        let ws = try t.open()
+        let page = t.journal(day1)
+        func save(_ text: String) async throws {
+            if how == "in place" { try writeText(page, text) } else { try saveLikeGedit(page, text) }
+            try await ws.reconcile(path: page, origin: .editedHere)
+            _ = try await ws.projectDirtyPages()
+        }
+        _ = try await ws.appendCaptures([capture("alpha")])
+        _ = try await ws.projectDirtyPages()
+        try await save(fileText(page).replacingOccurrences(of: "- alpha\n", with: "- alpha, edited\n") + "- typed by hand\n")
+        _ = try await ws.appendCaptures([capture("beta")])
+        _ = try await ws.projectDirtyPages()
+        let buffer = fileText(page)  // the editor loads the page now
+        _ = try await ws.appendCaptures([capture("gamma")])
+        _ = try await ws.projectDirtyPages()
+        #expect(fileText(page).contains("- gamma\n"))
+        try await save(buffer + "- saved from a stale buffer\n")
+        let now = await texts(ws)
+        #expect(now == ["alpha, edited", "typed by hand", "beta", "gamma", "saved from a stale buffer"]
+                || now == ["alpha, edited", "typed by hand", "beta", "saved from a stale buffer", "gamma"],
+                "saved \(how):\n\(fileText(page))")
+        // gamma keeps its capture time and source.
+        let shown = fileText(page)
+        let gamma = shown.components(separatedBy: "- gamma\n").dropFirst().first ?? ""
+        #expect(gamma.hasPrefix("  captured-at:: ") && gamma.contains("  source:: cli"), "saved \(how):\n\(shown)")
+        #expect(await ws.check().isEmpty)
+        await ws.close()
+    }
+
     @Test func with_nothing_known_an_id_less_block_is_still_the_block_it_was() throws {
         // .nothingKnown (no projection, no op history): new blocks only, and a block the file holds no
         // id for is first the page's block it lacks.

@@ -90,8 +90,10 @@ enum Reconciler {
     /// the same neighbouring anchors (blocks both hold by id under the same parent), exactly one
     /// such missing block and one such file block: that block, edited. Matching is only to blocks
     /// missing from the file, so a second line a person types with an existing block's text, while
-    /// the file holds that block, is a new block. The rest, and a block whose id belongs to another
-    /// page, get fresh ids (they are new).
+    /// the file holds that block, is a new block; and the gap rule only to blocks a file may have
+    /// shown without their id (`typedInAFile`), so a line typed in a buffer loaded before a capture
+    /// landed is never taken for that capture, edited (a file changes only what it showed). The
+    /// rest, and a block whose id belongs to another page, get fresh ids (they are new).
     /// `byGap`: the gap rule holds only for a file made from a projection: a person's edit of this
     /// device's (`.editedHere`), or a file holding some of the page's blocks by id. A file holding
     /// none of them (a new file, another spelling) may never have held the missing block, and
@@ -129,6 +131,13 @@ enum Reconciler {
             if let b = model.blocks[id], !b.deleted, b.page == page, b.text != o.blocks[i].text { matched.insert(id) }
         }
         return matched
+    }
+
+    /// Whether a block may have stood in a file without its id: one a person typed. A capture comes
+    /// to its page with its id (and its capture time) from its first projection on, so a buffer
+    /// that holds it without an id never showed it: an id-less line there is the person's own.
+    static func typedInAFile(_ b: Block) -> Bool {
+        !b.props.contains { $0.key == "\(CaptureOp.capturedAtKey)" }
     }
 
     /// Where a block stands among its siblings: its parent and the nearest anchors before and after.
@@ -195,6 +204,7 @@ enum Reconciler {
             if fileGaps.isEmpty { continue }
             let modelGaps = gaps(modelKids, id: { $0 }, isAnchor: { anchors.contains($0) },
                                  isCandidate: { !held.contains($0) && !matched.contains($0) })
+                .mapValues { $0.filter { model.blocks[$0].map(typedInAFile) ?? false } }
             for (gap, ks) in fileGaps where ks.count == 1 {
                 guard let ms = modelGaps[gap], ms.count == 1 else { continue }
                 o.blocks[ks[0]].id = ms[0]
