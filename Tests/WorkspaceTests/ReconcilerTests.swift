@@ -145,3 +145,47 @@ func handEdit(_ path: String, _ old: String, _ new: String) throws {
     #expect(try await ws.projectDirtyPages() == [t.journal(other)])
     #expect(try await ws.projectDirtyPages() == [])
 }
+
+/// Issue 48, finding 4: `dd` in vim on a block's bullet line alone deletes that block; its property
+/// lines left behind never join the block above (no second capture time, no duplicate key).
+@Test(arguments: ["the last block", "a block in the middle", "a typed block"])
+func deleting_only_a_blocks_bullet_line_deletes_that_block(_ which: String) async throws {
+    let t = TestWorkspace()
+    let ws = try t.open()
+    let page = t.journal(day1)
+    _ = try await ws.appendCaptures([capture("first"), capture("second")])
+    if which == "a typed block" {
+        _ = try await ws.projectDirtyPages()
+        try writeText(page, fileText(page) + "- typed here\n")
+        try await ws.reconcile(path: page, origin: .editedHere)
+    } else {
+        _ = try await ws.appendCaptures([capture("last capture")])
+    }
+    _ = try await ws.projectDirtyPages()
+    let gone = which == "a block in the middle" ? "second" : which == "a typed block" ? "typed here" : "last capture"
+    let before = fileText(page)
+    #expect(before.contains("- \(gone)\n"))
+    try writeText(page, before.replacingOccurrences(of: "- \(gone)\n", with: ""))
+    try await ws.reconcile(path: page, origin: .editedHere)
+    _ = try await ws.projectDirtyPages()
+    let all = which == "a typed block" ? ["first", "second", "typed here"] : ["first", "second", "last capture"]
+    #expect(await texts(ws) == all.filter { $0 != gone }, "\(fileText(page))")
+    let after = fileText(page)
+    #expect(after.components(separatedBy: "captured-at::").count - 1 == 2, "a block gained another's properties:\n\(after)")
+    #expect(after.components(separatedBy: "id::").count - 1 == 2, "\(after)")
+    #expect(!after.contains(gone), "\(after)")
+    // No op holds a key twice.
+    let ops = ((try? Sys.readDirectory(Path.join(t.root, ".outl/ops"))) ?? []).map { fileText(Path.join(t.root, ".outl/ops/\($0)")) }.joined()
+    for line in ops.split(separator: "\n") {
+        #expect(line.components(separatedBy: "\"captured-at\"").count <= 2 && line.components(separatedBy: "\"source\"").count <= 2, "\(line)")
+    }
+    #expect(await ws.check().isEmpty)
+    await ws.close()
+}
+
+@Test func a_key_given_twice_in_a_block_is_the_last_one_given() {
+    let page = Markdown.parse(Array("- text\n  tags:: a\n  tags:: b\n  id:: 01a251c9-4279-7d22-930f-ac4ea0d6e3ca\n  other:: x\n".utf8))
+    #expect(page.blocks.count == 1)
+    #expect(page.blocks[0].props.map(\.key) == ["tags", "other"] && page.blocks[0].props.map(\.value) == ["b", "x"], "\(page.blocks[0].props)")
+    #expect(page.blocks[0].id?.description == "01a251c9-4279-7d22-930f-ac4ea0d6e3ca")
+}

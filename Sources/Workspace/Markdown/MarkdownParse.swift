@@ -1,5 +1,7 @@
 // MarkdownParse: any outline a person, Logseq or Obsidian wrote, read into blocks. Invariants: it
-// never fails and never drops a line, and it undoes exactly render's escapes (EscapeSites).
+// never fails and never drops a line but the leftover properties of a block whose bullet line was
+// deleted (they end in another block's id::), no block has a key twice, and it undoes exactly
+// render's escapes (EscapeSites).
 
 extension Markdown {
     // MARK: parse
@@ -146,16 +148,22 @@ extension Markdown {
         let renderBlank = group.lowerBound >= 2 && n.empty[group.lowerBound - 1] ? group.lowerBound - 1 : -1
         var id: BlockID? = nil
         var props: [Property] = []
+        // Property lines after the block's id:: that end in another id:: are what is left of a block
+        // whose bullet line a person deleted (`dd` in vim on `- text` alone): render writes a block's
+        // id:: last, so they never join the block above; they go, and that block with them.
+        var leftover: [(String, String)] = []
         for l in lines[group] {
             guard let (key, value) = Escapes.property(l) else { continue }
-            // The first valid `id::` is the block's id; another names no block (Logseq reads one
-            // too) and goes; one that is no id is kept as the property it is.
             if key == "id", let v = BlockID(value.trimmingSpaces) {
-                if id == nil { id = v }
+                if id == nil { id = v } else if v != id { leftover.removeAll() }
                 continue
             }
-            props.append(Property(key, value))
+            if id == nil { props.append(Property(key, value)) } else { leftover.append((key, value)) }
         }
+        // What follows the id:: and names no other block is the block's own (another writer may put
+        // properties after it). A key given twice is the last one given, as Logseq reads it.
+        for (key, value) in leftover { props.append(Property(key, value)) }
+        props = Markdown.lastOfEachKey(props)
         // Drawers (the lines of a region of kind 2, `:NAME:` to `:END:`) are kept as properties.
         var inDrawer = Set<Int>()
         var d = 0
@@ -186,6 +194,16 @@ extension Markdown {
             t += 1
         }
         return MDBlock(id: id, text: String(decoding: text, as: UTF8.self), props: props, children: children)
+    }
+
+    /// `props` with each key once, holding the last value given for it, where it first stood.
+    static func lastOfEachKey(_ props: [Property]) -> [Property] {
+        var at: [String: Int] = [:]
+        var out: [Property] = []
+        for p in props {
+            if let i = at[p.key] { out[i] = p } else { at[p.key] = out.count; out.append(p) }
+        }
+        return out
     }
 
     static func normalizeNewlines(_ input: [UInt8], into out: inout [UInt8]) {
