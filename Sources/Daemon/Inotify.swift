@@ -190,13 +190,15 @@ public final class InotifyWatcher {
 
     /// Who wrote a page file, from what the kernel says: a rename from a sync tool's temporary is
     /// a delivery; a write in place, or a rename from any other name in the same directory (an
-    /// editor's save, `sed -i`), is a person here; a rename from elsewhere, or a deletion, is unknown.
+    /// editor's save, `sed -i`), is a person here; a name unlinked or renamed away is `.removed`
+    /// (perhaps the first half of a replace); a rename from elsewhere is unknown.
     private func origin(wd: Int32, mask: UInt32, cookie: UInt32, name: String) -> PageFileOrigin {
         if mask & CInotifyShim_mask_movedFrom() != 0 {
             if movedFrom.count >= 256 { movedFrom.removeAll() }
             movedFrom[cookie] = (wd, name)
-            return .unknown
+            return .removed
         }
+        if mask & CInotifyShim_mask_delete() != 0 { return .removed }
         if mask & CInotifyShim_mask_movedTo() != 0 {
             guard let from = movedFrom.removeValue(forKey: cookie), from.wd == wd else { return .unknown }
             return SyncToolNames.deliveringTool(from: from.name, final: name).map { .delivered(by: $0) } ?? .editedHere

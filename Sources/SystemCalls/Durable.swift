@@ -44,7 +44,7 @@ public enum Durable {
     ///   drain may pick up (the user's retry would double it); a page projection must not do this.
     public static func publish(_ bytes: [UInt8], to path: String, via temp: String,
                                mode: mode_t = 0o600, syncTempDirectory: Bool = true,
-                               retractIfUnsynced: Bool = false) throws {
+                               retractIfUnsynced: Bool = false, replacing: Replacing = .anything) throws {
         let dirPath = Path.parent(of: path), tempDirPath = Path.parent(of: temp)
         let dir = try FileDescriptor.open(dirPath, O_RDONLY | O_DIRECTORY)
         try dir.closeAfter {
@@ -53,13 +53,66 @@ public enum Durable {
             defer { if !sameDir { tempDir.close() } }
             try publish(bytes, name: Path.lastComponent(path), in: dir, dirPath: dirPath,
                         via: Path.lastComponent(temp), in: tempDir, tempDirPath: tempDirPath, mode: mode,
-                        syncTempDirectory: syncTempDirectory && !sameDir, retractIfUnsynced: retractIfUnsynced)
+                        syncTempDirectory: syncTempDirectory && !sameDir, retractIfUnsynced: retractIfUnsynced,
+                        replacing: replacing)
+        }
+    }
+
+    /// What a publish may find at the final name when it renames its temporary there.
+    public enum Replacing: Equatable, Sendable {
+        /// Whatever is there: a name only this process writes (a capture's, a device-local record).
+        case anything
+        /// Nothing: the name was empty when the caller last looked (renameat2's RENAME_NOREPLACE).
+        case nothing
+        /// Only the file the caller read, still as it was read. A name in a folder others write (a
+        /// sync tool, an editor) may have been given another file since, or lost it for a moment
+        /// (Syncthing 1.19 unlinks the old file, then renames its temporary in): what is there now
+        /// must be read before anything is written over it.
+        case only(FileStamp)
+    }
+
+    /// The final name no longer holds what `Replacing` allowed: nothing was renamed there and the
+    /// temporary is gone. `present` says whether a file stands at the name now.
+    public struct Superseded: Error, Equatable, CustomStringConvertible {
+        public var present: Bool
+        public init(present: Bool) { self.present = present }
+        public var description: String {
+            present ? "was replaced while it was being written: read again before anything is written over it"
+                : "went away while it was being written: not written again until it is known to be gone"
+        }
+    }
+
+    /// Renames `tempName` in `tempDir` to `name` in `dir` as `replacing` allows.
+    /// Where the file system has no RENAME_NOREPLACE (EINVAL), and for `.only`, the name is looked
+    /// at just before a plain rename: a file a peer puts there between the look and the rename (a
+    /// few microseconds) is replaced. Linux has no rename that compares what it replaces.
+    static func rename(_ tempName: String, in tempDir: FileDescriptor, to name: String, in dir: FileDescriptor,
+                       replacing: Replacing, fullPaths: (String, String)) throws {
+        func current() throws -> FileStamp? {
+            do { return FileStamp(try dir.stat(name, fullPath: fullPaths.1)) }
+            catch let e as Errno where e == .ENOENT { return nil }
+        }
+        switch replacing {
+        case .anything:
+            try tempDir.rename(tempName, to: name, in: dir, fullPaths: fullPaths)
+        case .nothing:
+            do { try tempDir.renameNoReplace(tempName, to: name, in: dir, fullPaths: fullPaths) }
+            catch let e as Errno where e == .EEXIST { throw Superseded(present: true) }
+            catch let e as Errno where e.code == EINVAL {
+                if try current() != nil { throw Superseded(present: true) }
+                try tempDir.rename(tempName, to: name, in: dir, fullPaths: fullPaths)
+            }
+        case .only(let read):
+            guard let now = try current() else { throw Superseded(present: false) }
+            guard now == read else { throw Superseded(present: true) }
+            try tempDir.rename(tempName, to: name, in: dir, fullPaths: fullPaths)
         }
     }
 
     /// `publish` relative to open directories: the temp `tempName` in `tempDir`, the final `name`
     /// in `dir`. No path is walked, so a link swapped in above either directory cannot redirect
-    /// the write; the paths are for the seam only.
+    /// the write; the paths are for the seam only. `replacing` says what the name may hold when
+    /// the temporary is renamed there; otherwise `Superseded` is thrown and nothing is published.
     /// With `statAfterRename`, returns the file's stat taken through its own descriptor after the
     /// rename (the inode published and its times then, whatever the name holds by the time the
     /// caller looks); nil otherwise, or when that fstat failed, which fails nothing.
@@ -67,7 +120,8 @@ public enum Durable {
     public static func publish(_ bytes: [UInt8], name: String, in dir: FileDescriptor, dirPath: String,
                                via tempName: String, in tempDir: FileDescriptor, tempDirPath: String,
                                mode: mode_t = 0o600, syncTempDirectory: Bool = true,
-                               retractIfUnsynced: Bool = false, statAfterRename: Bool = false) throws -> stat? {
+                               retractIfUnsynced: Bool = false, statAfterRename: Bool = false,
+                               replacing: Replacing = .anything) throws -> stat? {
         let path = Path.join(dirPath, name), temp = Path.join(tempDirPath, tempName)
         var file = try tempDir.openat(tempName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode, fullPath: temp)
         var open = true
@@ -92,7 +146,7 @@ public enum Durable {
             file.close(); open = false
         }
         do {
-            try tempDir.rename(tempName, to: name, in: dir, fullPaths: (temp, path))
+            try rename(tempName, in: tempDir, to: name, in: dir, replacing: replacing, fullPaths: (temp, path))
         } catch {
             try? tempDir.unlink(tempName, fullPath: temp)
             throw error

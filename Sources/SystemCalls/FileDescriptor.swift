@@ -73,6 +73,13 @@ public struct FileDescriptor: Hashable, Sendable {
         try Sys.renameat(rawValue, name, directory.rawValue, newName, fullPaths: fullPaths())
     }
 
+    /// renameat2(2) with RENAME_NOREPLACE: EEXIST when `newName` exists in `directory`; EINVAL
+    /// where the file system has no such rename.
+    public func renameNoReplace(_ name: String, to newName: String, in directory: FileDescriptor,
+                                fullPaths: @autoclosure () -> (String, String)) throws {
+        try Sys.renameatNoReplace(rawValue, name, directory.rawValue, newName, fullPaths: fullPaths())
+    }
+
     /// unlinkat(2) of `name` in this directory.
     public func unlink(_ name: String, fullPath: @autoclosure () -> String) throws {
         try Sys.unlinkat(rawValue, name, fullPath: fullPath())

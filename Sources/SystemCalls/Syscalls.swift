@@ -15,6 +15,9 @@ import Musl
 /// fstatfs(2): Glibc's module map leaves out <sys/vfs.h>. `struct statfs` starts with the
 /// word-sized f_type on every Linux ABI and is 120 bytes on 64-bit ones; the buffer is larger.
 @_silgen_name("fstatfs") private func c_fstatfs(_ fd: Int32, _ buf: UnsafeMutableRawPointer) -> Int32
+/// renameat2(2) (glibc 2.28): declared only under _GNU_SOURCE, which Glibc's module map leaves out.
+@_silgen_name("renameat2") private func c_renameat2(_ fromDir: Int32, _ from: UnsafePointer<CChar>, _ toDir: Int32,
+                                                     _ to: UnsafePointer<CChar>, _ flags: UInt32) -> Int32
 
 /// A failed system call: the errno value, printable as strerror(3) text.
 public struct Errno: Error, Equatable, Hashable, CustomStringConvertible {
@@ -396,6 +399,19 @@ public enum Sys {
             call = SysCall(.rename, path: a, path2: b)
         }
         _ = try retrying(call) { Int(Glibc.renameat(fromDir, from, toDir, to)) }.get()
+    }
+
+    /// renameat2(2) with RENAME_NOREPLACE: EEXIST, and nothing moved, when `to` exists. A file
+    /// system that has no such rename (some FUSE and network ones) answers EINVAL; the caller
+    /// decides what to do then. The seam sees it as a rename with `flags` 1.
+    public static func renameatNoReplace(_ fromDir: Int32, _ from: String, _ toDir: Int32, _ to: String,
+                                         fullPaths: @autoclosure () -> (String, String)) throws {
+        let call: SysCall
+        if interposer == nil { call = SysCall(.rename, flags: 1) } else {
+            let (a, b) = fullPaths()
+            call = SysCall(.rename, path: a, path2: b, flags: 1)
+        }
+        _ = try retrying(call) { Int(c_renameat2(fromDir, from, toDir, to, 1)) }.get()
     }
 
     /// link(2): fails with EEXIST rather than replace `to` (publishing without clobbering).

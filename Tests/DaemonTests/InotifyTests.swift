@@ -128,6 +128,27 @@ private func deliver(_ inbox: String, _ name: String) throws {
         #expect(try renamed(from: "x.md", in: elsewhere) == .unknown)
     }
 
+    /// The first half of Syncthing 1.19's replace (the old file unlinked) and a name renamed away
+    /// are `.removed`, so the page waits for what comes to its name; the second half, the
+    /// temporary renamed in, is a delivery.
+    @Test func a_page_file_unlinked_or_renamed_away_is_removed_and_the_rename_in_a_delivery() throws {
+        let t = TempDir("inotify")
+        let journals = t.sub("journals")
+        try Durable.makeDirectory(journals, mode: 0o755)
+        let w = try InotifyWatcher()
+        try w.watchPages(journals)
+        let page = Path.join(journals, "2026_12_02.md")
+        try writeText(page, "- x\n")
+        _ = try w.readEvents()
+        try Sys.unlink(page)
+        #expect(try lastOrigin(of: "2026_12_02.md", in: journals, w) == .removed)
+        try writeText(Path.join(journals, ".syncthing.2026_12_02.md.tmp"), "- x, edited on the phone\n")
+        try Sys.rename(Path.join(journals, ".syncthing.2026_12_02.md.tmp"), page)
+        #expect(try lastOrigin(of: "2026_12_02.md", in: journals, w) == .delivered(by: "syncthing"))
+        try Sys.rename(page, Path.join(journals, "2026_12_02.md~"))
+        #expect(try lastOrigin(of: "2026_12_02.md", in: journals, w) == .removed)
+    }
+
     @Test func sync_conflict_copies_are_recognised_by_name() {
         #expect(SyncToolNames.conflictOriginal("2026_12_02.sync-conflict-20261202-101010-ABCDEFG.md") == "2026_12_02.md")
         #expect(SyncToolNames.conflictOriginal("My page.sync-conflict-20261202-101010-7XQ2KZL.md") == "My page.md")

@@ -71,6 +71,82 @@ import TestSupport
         #expect(outcomes[0].log.filter { $0.hasPrefix("open") && $0.hasSuffix("page.md.tmp") }.count == 2, "\(outcomes[0].log)")
     }
 
+    /// A page's publish over the file it read (`.only`: the name looked at, then renamed over) or
+    /// where there was none (`.nothing`: renameat2's RENAME_NOREPLACE): all or nothing under a fault
+    /// at every call, no temp left, and never over a file that was not the one read.
+    @Test(arguments: faults, ["only the file read", "nothing"])
+    func a_guarded_publish_is_all_or_nothing_under_a_fault_at_every_call(_ fault: SysFault, _ replacing: String) throws {
+        let base = TempDir("sweep-publish-guarded")
+        let old = "old contents\n", new = String(repeating: "new contents ", count: 50)
+        func runDir(_ n: Int) -> String { Path.join(base.path, "run\(n)") }
+        let outcomes = try FaultInjector.sweep(fault, match: SysMatch(under: base.path)) { n in
+            try FileManager.default.createDirectory(atPath: Path.join(runDir(n), "tmp"), withIntermediateDirectories: true)
+            let guarded: Durable.Replacing
+            if replacing == "nothing" {
+                guarded = .nothing
+            } else {
+                try writeText(Path.join(runDir(n), "page.md"), old)
+                var st = stat()
+                _ = lstat(Path.join(runDir(n), "page.md"), &st)
+                guarded = .only(FileStamp(st))
+            }
+            let dir = try FileDescriptor.open(runDir(n), O_RDONLY | O_DIRECTORY)
+            defer { dir.close() }
+            let tmp = try FileDescriptor.open(Path.join(runDir(n), "tmp"), O_RDONLY | O_DIRECTORY)
+            defer { tmp.close() }
+            try Durable.publish(Array(new.utf8), name: "page.md", in: dir, dirPath: runDir(n), via: "page.md.tmp",
+                                in: tmp, tempDirPath: Path.join(runDir(n), "tmp"), replacing: guarded)
+        } check: { o in
+            let dir = runDir(o.n)
+            let text = readText(Path.join(dir, "page.md"))
+            let before: String? = replacing == "nothing" ? nil : old
+            #expect(text == before || text == new, "run \(o.n): torn target; calls: \(o.log)")
+            if o.succeeded { #expect(text == new, "run \(o.n) succeeded but left the old file") }
+            #expect(listDir(Path.join(dir, "tmp")).isEmpty, "run \(o.n) left a temp file; calls: \(o.log)")
+        }
+        #expect(outcomes.count > 6)
+        // The counting run renamed as the guard says: RENAME_NOREPLACE where there was nothing,
+        // a look at the name first where there was a file.
+        let renames = outcomes[0].log.filter { $0.hasPrefix("rename") }
+        #expect(renames.count == 1, "\(outcomes[0].log)")
+        if replacing != "nothing" { #expect(outcomes[0].log.contains { $0.hasPrefix("lstat") && $0.hasSuffix("page.md") }, "\(outcomes[0].log)") }
+    }
+
+    /// What another writer put at the name is never replaced: a file where there was none, another
+    /// file or a change in place where one was read, or the name emptied: Superseded, nothing moved,
+    /// no temp left.
+    @Test(arguments: ["a file where there was none", "another file", "a change in place", "the name emptied"])
+    func a_guarded_publish_never_replaces_what_it_did_not_read(_ meanwhile: String) throws {
+        let dir = TempDir("publish-guarded")
+        let page = dir.sub("page.md")
+        try FileManager.default.createDirectory(atPath: dir.sub("tmp"), withIntermediateDirectories: true)
+        var guarded = Durable.Replacing.nothing
+        if meanwhile != "a file where there was none" {
+            try writeText(page, "read\n")
+            var st = stat()
+            _ = lstat(page, &st)
+            guarded = .only(FileStamp(st))
+        }
+        switch meanwhile {
+        case "a file where there was none", "another file":
+            try writeText(dir.sub("other"), "a phone's save\n")
+            #expect(rename(dir.sub("other"), page) == 0)
+        case "a change in place":
+            usleep(10_000)  // a later ctime on a file system with coarse timestamps
+            let fd = open(page, O_WRONLY | O_APPEND)
+            #expect(write(fd, "typed\n", 6) == 6)
+            close(fd)
+        default:
+            #expect(unlink(page) == 0)
+        }
+        let before = readText(page)
+        #expect(throws: Durable.Superseded(present: meanwhile != "the name emptied")) {
+            try Durable.publish(Array("projection\n".utf8), to: page, via: dir.sub("tmp/page.md.tmp"), replacing: guarded)
+        }
+        #expect(readText(page) == before)
+        #expect(listDir(dir.sub("tmp")).isEmpty)
+    }
+
     @Test(arguments: [SysFault.fail(.EIO), .fail(.ENOSPC)])
     func makeDirectory_either_fails_or_leaves_the_whole_tree_and_retries_cleanly(_ fault: SysFault) throws {
         let base = TempDir("sweep-mkdir")

@@ -182,7 +182,35 @@ final class PageFiles {
         return nil
     }
 
-    func clean(_ id: BlockID) { states[id] = nil; markedAt[id] = nil; wasWaiting.remove(id) }
+    func clean(_ id: BlockID) { states[id] = nil; markedAt[id] = nil; wasWaiting.remove(id); vanished[id] = nil }
+
+    // MARK: files that went away or changed under a write
+
+    /// When each page's file was first found gone after a `.removed` event (ms since the epoch),
+    /// until the page is written again or its file is read again.
+    private(set) var vanished: [BlockID: Int64] = [:]
+
+    /// Records that the page's file was found gone now, unless it was already; returns since when.
+    func noteVanished(_ id: BlockID, now: Int64) -> Int64 {
+        if let since = vanished[id] { return since }
+        vanished[id] = now
+        return now
+    }
+
+    func vanishedSince(_ id: BlockID) -> Int64? { vanished[id] }
+
+    /// The page's file was read: whatever went away has come back.
+    func fileRead(_ id: BlockID) { vanished[id] = nil }
+
+    /// Pages whose write found their file changed since it was read, in this pass.
+    private var supersededInPass = Set<BlockID>()
+
+    /// A pass begins: every page may be judged again once after a write that found its file changed.
+    func passBegins() { supersededInPass.removeAll(keepingCapacity: true) }
+
+    /// Records that a write of the page found its file changed; true the first time in a pass.
+    func supersededOnce(_ id: BlockID) -> Bool { supersededInPass.insert(id).inserted }
+
     /// Neither stale nor waiting nor failing: its file shows the model as last projected.
     func isClean(_ id: BlockID) -> Bool { states[id] == nil && failed[id] == nil }
     /// Makes the page wait; returns whether it was not waiting before its last pass (to log once).

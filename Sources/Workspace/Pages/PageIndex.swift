@@ -9,26 +9,6 @@ import Glibc
 #endif
 import SystemCalls
 
-/// A file's stamp: who it is (device, inode) and when it last changed (size, mtime, ctime in ns).
-/// A sync tool replaces a file by rename (another inode); an editor's write changes mtime and ctime.
-struct FileStamp: Equatable {
-    var device: UInt64
-    var inode: UInt64
-    var size: Int64
-    var mtimeNs: Int64
-    var ctimeNs: Int64
-
-    init(device: UInt64, inode: UInt64, size: Int64, mtimeNs: Int64, ctimeNs: Int64) {
-        self.device = device; self.inode = inode; self.size = size; self.mtimeNs = mtimeNs; self.ctimeNs = ctimeNs
-    }
-
-    init(_ st: stat) {
-        self.init(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),
-                  mtimeNs: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
-                  ctimeNs: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec))
-    }
-}
-
 struct PageIndexEntry: Equatable {
     /// The file's stamp; nil when the page had no file (it rendered to nothing).
     var stamp: FileStamp?

@@ -67,6 +67,7 @@ extension WorkspaceCore {
         let pageBudget = min(slice?.pages ?? .max, turnLeft?.pages ?? .max)
         var done = 0
         _ = pages.retryDue(now: now)
+        pages.passBegins()
         let dirs = PageDirectories(directories)
         defer {
             if let left = turnLeft {
@@ -152,6 +153,13 @@ extension WorkspaceCore {
             catch let e as PageFileError { strayUnreadable(rel, e) }
         }
         let file = try readPage(loc.rel, name: loc.name, in: try dirs.existing(loc.dir))
+        if file != nil { pages.fileRead(id) }
+        if file == nil, origin == .removed, let why = vanishedWait(id, rel: loc.rel) {
+            if pages.wait(id, origin: origin, ctimeMs: pages.vanishedSince(id) ?? 0) {
+                log("\(Path.join(root, loc.rel)): \(why)", ["OUTL_PAGE": id.description, "OUTL_PAGE_FILE": Path.join(root, loc.rel)])
+            }
+            return nil
+        }
         if let why = try takeChanges(of: id, from: file, rel: loc.rel, origin: origin, stray: nil) {
             if pages.wait(id, origin: origin, ctimeMs: file?.ctimeMs ?? 0) {
                 log("\(Path.join(root, loc.rel)): \(why)", ["OUTL_PAGE": id.description, "OUTL_PAGE_FILE": Path.join(root, loc.rel)])
@@ -170,7 +178,16 @@ extension WorkspaceCore {
         var wrote = false
         let unchanged = sameBytes(file?.bytes, bytes)
         if !unchanged, !(file == nil && bytes.isEmpty) {
-            (identity, stamp) = try publish(bytes, rel: loc.rel, dir: loc.dir, name: loc.name, page: id, dirs: dirs)
+            // Over the file read, still as read, or where there was none: never over a file nobody
+            // read (a sync tool's delivery in the gap between this read and the rename).
+            let replacing: Durable.Replacing = file.map { .only($0.stamp) } ?? .nothing
+            do {
+                (identity, stamp) = try publish(bytes, rel: loc.rel, dir: loc.dir, name: loc.name, page: id,
+                                                replacing: replacing, dirs: dirs)
+            } catch let s as Durable.Superseded {
+                superseded(id, s, rel: loc.rel)
+                return nil
+            }
             lastPublishedUsec = wallClockMicroseconds()
             wrote = true
         }
@@ -187,7 +204,8 @@ extension WorkspaceCore {
     /// Writes a page file durably through a temporary in .outl/tmp named for the page id (within
     /// NAME_MAX whatever the page's name); returns the identity of the file published, and its stamp
     /// as its own descriptor gave it (nil when that could not be read: the page is then read at start).
-    func publish(_ bytes: [UInt8], rel: String, dir: String, name: String, page id: BlockID, dirs: PageDirectories) throws -> (FileIdentity, FileStamp?) {
+    func publish(_ bytes: [UInt8], rel: String, dir: String, name: String, page id: BlockID,
+                 replacing: Durable.Replacing, dirs: PageDirectories) throws -> (FileIdentity, FileStamp?) {
         let pageDir = try dirs.created(dir)
         let tmp = try dirs.created(".outl/tmp")
         let tempName = "\(id).md.tmp"
@@ -197,20 +215,47 @@ extension WorkspaceCore {
             // and one of its directory make the page durable.
             try Durable.publish(bytes, name: name, in: pageDir, dirPath: Path.join(root, dir),
                                 via: tempName, in: tmp, tempDirPath: tmpPath, mode: 0o644, syncTempDirectory: false,
-                                statAfterRename: true)
+                                statAfterRename: true, replacing: replacing)
         }
         do {
             var published: stat?
             do { published = try once() } catch let e as Errno where e == .EEXIST {
-                // A temporary a crash left behind.
+                // The temp is opened O_EXCL: one a crash left behind (a page name taken since the
+                // read is Durable.Superseded, never EEXIST).
                 try? tmp.unlink(tempName, fullPath: Path.join(tmpPath, tempName))
                 published = try once()
             }
             if let published { return (FileIdentity(published), FileStamp(published)) }
             return (FileIdentity(try pageDir.stat(name, fullPath: Path.join(root, rel))), nil)
+        } catch let s as Durable.Superseded {
+            throw s
         } catch {
             throw PageFileError(rel, error)
         }
+    }
+
+    /// A page file that went away on a `.removed` event is written again only once it is known to
+    /// be gone: nothing came to its name for the settle time since its absence was first seen.
+    /// Sync tools replace a file by unlinking it and then renaming their temporary in (Syncthing
+    /// 1.19), editors by renaming it away and then writing anew; a file written in that gap would
+    /// be written over a person's edit. Returns why the page waits, nil once it may be written.
+    func vanishedWait(_ id: BlockID, rel: String) -> String? {
+        let since = pages.noteVanished(id, now: wallClockMilliseconds())
+        if transit.quietMs(fileCtimeMs: since) >= transit.settleMs { return nil }
+        return "went away; written again from the op log in \((transit.settleMs + 999) / 1000) s unless a file comes to its name (a sync tool's or an editor's replace)"
+    }
+
+    /// The file changed under this pass's write (Durable.Superseded): nothing was written, and the
+    /// page is judged again from what its name holds now; once in a pass, then by the next event
+    /// or judgement, so a file replaced without end holds back no other page.
+    func superseded(_ id: BlockID, _ s: Durable.Superseded, rel: String) {
+        let origin: PageFileOrigin = s.present ? .unknown : .removed
+        if pages.supersededOnce(id) {
+            pages.fileChanged(id, origin: origin)
+        } else {
+            _ = pages.wait(id, origin: origin, ctimeMs: wallClockMilliseconds())
+        }
+        log("\(Path.join(root, rel)): \(s.description)", ["OUTL_PAGE": id.description, "OUTL_PAGE_FILE": Path.join(root, rel)])
     }
 
     // MARK: taking a file's changes

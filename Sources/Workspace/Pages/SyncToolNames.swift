@@ -63,6 +63,10 @@ public enum PageFileOrigin: Sendable, Equatable {
     /// Renamed into place from a sync tool's temporary: another device's projection, or an edit
     /// made on a device without outld. Judged by its content: only what no op produced is an edit.
     case delivered(by: String)
+    /// Its name was unlinked or renamed away (IN_DELETE, IN_MOVED_FROM): perhaps the first half of
+    /// a replace (Syncthing 1.19 unlinks the old file, then renames its temporary in). A file found
+    /// gone after this is written again only once nothing came to its name for the settle time.
+    case removed
     /// Changed while nobody watched (outld was down, an inotify overflow, a rename from another
     /// directory): the file's inode decides, conservatively.
     case unknown

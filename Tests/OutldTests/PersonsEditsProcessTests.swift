@@ -1,0 +1,111 @@
+// A person's edits reach the op log exactly once, as a person makes them, with the real outld running:
+// a phone's save that Syncthing 1.19 delivers by unlinking the old file and then renaming its
+// temporary in, and a stale editor buffer saved after a capture landed (issue 48).
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SystemCalls
+import Testing
+import TestSupport
+
+/// Replaces `path` with `text` as Syncthing 1.19 does on a device receiving a file: its temporary
+/// `.syncthing.NAME.tmp` written and fsync'd, the old file unlinked, then the temporary renamed to
+/// the name (lib/model/folder_sendrecv.go, performFinish). Between the two it waits until outld
+/// begins writing a file in `outlTmp` (it then has read the name empty and renames its projection
+/// there next), or `gapMs` at most: the moment a sync tool's rename threw a phone's save away.
+func replaceLikeSyncthing(_ path: String, _ text: String, outlTmp: String, gapMs: Int32) {
+    let tmp = Path.join(Path.parent(of: path), ".syncthing.\(Path.lastComponent(path)).tmp")
+    let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    precondition(fd >= 0, "cannot write \(tmp)")
+    let bytes = Array(text.utf8)
+    precondition(write(fd, bytes, bytes.count) == bytes.count)
+    fsync(fd)
+    close(fd)
+    let watch = inotify_init1(Int32(IN_NONBLOCK))
+    precondition(watch >= 0 && inotify_add_watch(watch, outlTmp, UInt32(IN_CREATE)) >= 0, "cannot watch \(outlTmp)")
+    unlink(path)
+    var p = pollfd(fd: watch, events: Int16(POLLIN), revents: 0)
+    _ = poll(&p, 1, gapMs)
+    close(watch)
+    precondition(rename(tmp, path) == 0)
+}
+@Suite(.serialized) struct PersonsEditsProcessTests {
+    /// The phone edits a capture's text in every round; each save is delivered with its rename as
+    /// late as outld's write of the page begins, or sooner, from at once to 200 ms.
+    @Test func a_phones_saves_delivered_by_unlink_then_rename_all_land_on_a_running_outld() throws {
+        let w = try PageFilesHome()
+        try w.capture("from the laptop")
+        try w.capture("left alone")
+        let d = try w.start()
+        let page = w.path(w.todayFile)
+        #expect(eventually { pageFilesCount(w.text(w.todayFile), "- left alone") == 1 }, "\(w.text(w.todayFile) ?? "no file")")
+        var previous = "from the laptop"
+        try FileManager.default.createDirectory(atPath: w.path(".outl/tmp"), withIntermediateDirectories: true)
+        for (round, gap) in [0, 1, 5, 50, 50, 200].enumerated() {
+            let edited = "edited on the phone, round \(round)"
+            let now = w.text(w.todayFile) ?? ""
+            #expect(now.contains("- \(previous)\n"), "round \(round): \(now)")
+            replaceLikeSyncthing(page, now.replacingOccurrences(of: "- \(previous)\n", with: "- \(edited)\n"),
+                                 outlTmp: w.path(".outl/tmp"), gapMs: Int32(gap))
+            #expect(eventually(20) { w.ownOps().contains("\"t\":\"\(edited)\"") },
+                    "round \(round) (a \(gap) ms gap): the phone's edit never became an op\n\(w.text(w.todayFile) ?? "no file")\n\(d.log)")
+            #expect(eventually { w.text(w.todayFile)?.contains("- \(edited)\n") == true }, "round \(round): \(w.text(w.todayFile) ?? "no file")")
+            previous = edited
+        }
+        #expect(pageFilesCount(w.text(w.todayFile), "- left alone") == 1)
+        #expect(pageFilesCount(w.text(w.todayFile), "- from the laptop") == 0)
+        #expect(w.stop(d) == 0)
+        // A fresh start from the op log alone shows the last edit.
+        try Sys.unlink(page)
+        let r = try w.once()
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(w.text(w.todayFile)?.contains("- \(previous)\n") == true, "\(w.text(w.todayFile) ?? "no file")")
+    }
+
+    /// Finding 1 as a person meets it in vim: the buffer was loaded before "gamma" landed, and the
+    /// line typed in it is a new block; gamma keeps its text, capture time and source.
+    @Test func a_stale_buffer_saved_after_a_capture_landed_changes_nothing_it_did_not_show() throws {
+        let w = try PageFilesHome()
+        let d = try w.start()
+        let page = w.path(w.todayFile)
+        try w.capture("alpha")
+        try w.capture("beta")
+        #expect(eventually { pageFilesCount(w.text(w.todayFile), "- beta") == 1 })
+        let buffer = w.text(w.todayFile) ?? ""
+        try w.capture("gamma")
+        #expect(eventually { pageFilesCount(w.text(w.todayFile), "- gamma") == 1 })
+        // vim's :w writes the buffer in place.
+        try writeText(page, buffer + "- saved from a stale buffer\n")
+        #expect(eventually { w.text(w.todayFile)?.contains("- saved from a stale buffer\n  id:: ") == true }, "\(w.text(w.todayFile) ?? "")\n\(d.log)")
+        let shown = w.text(w.todayFile) ?? ""
+        for line in ["alpha", "beta", "gamma", "saved from a stale buffer"] {
+            #expect(pageFilesCount(shown, "- \(line)") == 1, "\(line):\n\(shown)")
+        }
+        let gamma = shown.components(separatedBy: "- gamma\n").dropFirst().first ?? ""
+        #expect(gamma.hasPrefix("  captured-at:: ") && gamma.contains("  source:: "), "\(shown)")
+        #expect(!w.ownOps().contains("\"k\":\"ub\""), "a stale save changed a block:\n\(w.ownOps())")
+        #expect(w.stop(d) == 0)
+    }
+
+    /// Finding 4 as a person meets it in vim: `dd` on the line `- last capture` alone deletes that
+    /// block, and its property lines left behind never join the block above.
+    @Test(arguments: ["last capture", "second"])
+    func dd_on_a_bullet_line_alone_deletes_that_block_and_no_other_changes(_ gone: String) throws {
+        let w = try PageFilesHome()
+        let d = try w.start()
+        for text in ["first", "second", "last capture"] { try w.capture(text) }
+        #expect(eventually { pageFilesCount(w.text(w.todayFile), "- last capture") == 1 })
+        let before = w.text(w.todayFile) ?? ""
+        try writeText(w.path(w.todayFile), before.replacingOccurrences(of: "- \(gone)\n", with: ""))
+        #expect(eventually { w.ownOps().contains("\"k\":\"db\"") }, "the deletion never became an op:\n\(d.log)")
+        // Written again without the leftover lines: two blocks, each with its own properties once.
+        #expect(eventually { (w.text(w.todayFile) ?? "").components(separatedBy: "id::").count == 3 }, "\(w.text(w.todayFile) ?? "")")
+        let after = w.text(w.todayFile) ?? ""
+        #expect(after.components(separatedBy: "captured-at::").count == 3 && !after.contains(gone), "\(after)")
+        #expect(!w.ownOps().contains("\"k\":\"ub\""), "a block was changed:\n\(w.ownOps())")
+        #expect(w.stop(d) == 0)
+        let r = try w.outl(["show", "--json"])
+        #expect(!r.stdout.contains(gone), "\(r.stdout)")
+    }
+}
