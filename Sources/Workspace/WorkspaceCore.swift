@@ -140,10 +140,38 @@ final class WorkspaceCore {
     /// `beforeAppend` sees the stamped ops before they are appended (a record that must be durable first).
     func commit(_ ops: [Op], beforeAppend: (([Op]) throws -> Void)? = nil) throws {
         if ops.isEmpty { return }
-        var stamped = ops
-        for i in stamped.indices { stamped[i].hlc = clock.stamp(after: fieldStamp(overwrittenBy: stamped[i])) }
+        var stamped: [Op] = []
+        stamped.reserveCapacity(ops.count)
+        for var op in ops {
+            let field = fieldStamp(overwrittenBy: op)
+            if let s = clock.stamp(after: field) {
+                op.hlc = s
+                stamped.append(op)
+            } else if let field {
+                stamped += keptBeside(op, field: field)
+            }
+        }
+        if stamped.isEmpty { return }
         try beforeAppend?(stamped)
         try appendThenApply(stamped)
+    }
+
+    /// An edit of a field a peer stamped at the very top of the range, which no stamp the reader
+    /// takes beats: a new text is kept as a new block beside that one (the person's words stay on
+    /// the page), a move, a deletion or a preamble is not made; each said once, naming the device.
+    func keptBeside(_ op: Op, field: HLC) -> [Op] {
+        let device = field.actor.description
+        let top = "was stamped by device \(device) at the top of the stamp range (\(StampsAhead.spelled(field))), which no edit can follow"
+        guard op.kind == .updateBlock, let b = model.blocks[op.id], !b.deleted else {
+            log.warning("\(op.kind) of \(op.id) not made: it \(top)", ["OUTL_BLOCK": op.id.description, "OUTL_DEVICE": device])
+            return []
+        }
+        var create = Op(hlc: clock.tick(), kind: .createBlock, id: BlockID.random())
+        create.page = b.page; create.parent = b.parent; create.pos = b.pos
+        create.text = op.text; create.props = op.props
+        log.warning("block \(op.id) \(top): the edit of it is kept as a new block, \(create.id)",
+                    ["OUTL_BLOCK": op.id.description, "OUTL_DEVICE": device])
+        return [create]
     }
 
     /// The stamp an op must beat to take effect (Model's last-writer-wins per field), nil when none:

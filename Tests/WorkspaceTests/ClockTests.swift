@@ -268,3 +268,60 @@ func update(_ id: BlockID, _ text: String, _ hlc: HLC) -> Op {
     #expect(DeletedBlock.firstWords(forty) == forty)
     #expect(DeletedBlock.firstWords(forty + "x") == forty + "…")
 }
+
+/// Issue 48, finding 5: one range of stamps for the writer and the reader. A peer's op stamped
+/// past it (the 19-digit wall a person's edit after an 18-digit one got) is refused, and a person's
+/// edit of a block a peer stamped at its very top is kept, in the range, across restarts.
+@Test(arguments: ["past the range", "at its top", "just below its top"])
+func an_edit_of_a_block_a_peer_stamped_at_the_limit_is_kept_across_restarts(_ peerStamp: String) async throws {
+    let t = TestWorkspace()
+    let ws = try t.open()
+    _ = try await ws.appendCaptures([capture("as captured")])
+    _ = try await ws.projectDirtyPages()
+    let id = try #require(BlockID(await ws.journalBlocks(day1)[0].id))
+    let peer = BlockID.random()
+    let stamp: HLC
+    switch peerStamp {
+    case "past the range": stamp = HLC(wall: 999_999_999_999_999_999, counter: UInt32.max, actor: peer)
+    case "at its top": stamp = HLC(wall: HLC.maxWall, counter: UInt32.max, actor: peer)
+    default: stamp = HLC(wall: HLC.maxWall, counter: UInt32.max - 1, actor: peer)
+    }
+    try deliverPeerOps(t.root, peer, [update(id, "from the peer", stamp)])
+    _ = try await ws.mergeForeignOps()
+    _ = try await ws.projectDirtyPages()
+    if peerStamp == "past the range" {
+        #expect(await texts(ws) == ["as captured"], "an op stamped past the range was applied")
+        await ws.close()
+        return
+    }
+    #expect(await texts(ws) == ["from the peer"])
+    try handEdit(t.journal(day1), "- from the peer", "- fixed by hand")
+    try await ws.reconcile(path: t.journal(day1), origin: .editedHere)
+    let want = peerStamp == "at its top" ? ["from the peer", "fixed by hand"] : ["fixed by hand"]
+    #expect(Set(await texts(ws)) == Set(want), "\(fileText(t.journal(day1)))")
+    // Every op this device wrote is within the range, so its own reader takes each of them.
+    let mine = try ownOps(t.root, ws)
+    #expect(mine.allSatisfy { HLC.inRange(wall: $0.hlc.wall) }, "\(mine.map(\.hlc))")
+    #expect(mine.count == fileText(Path.join(opsDir(t.root), "ops-\(await ws.actorID).jsonl")).split(separator: "\n").count)
+    await ws.close()
+    // After a restart, and on another device booting over both files: the same page.
+    let again = try t.open()
+    #expect(Set(await texts(again)) == Set(want))
+    await again.close()
+    let other = try t.open(device: "b")
+    #expect(Set(await texts(other)) == Set(want))
+    await other.close()
+}
+
+@Test func the_reader_takes_stamps_of_the_range_and_no_other() {
+    func parses(_ wall: Int64) -> Bool {
+        var op = Op(hlc: HLC(wall: wall, counter: 7, actor: BlockID.random()), kind: .deleteBlock, id: BlockID.random())
+        op.text = ""
+        return OpEncoder.line(op).dropLast().withUnsafeBufferPointer { OpParser.parse($0) } != nil
+    }
+    #expect(parses(0) && parses(1_796_206_489_000) && parses(HLC.maxWall))
+    #expect(!parses(HLC.maxWall + 1) && !parses(-1) && !parses(999_999_999_999_999_999))
+    var clock = HLClock(actor: BlockID.random())
+    #expect(clock.stamp(after: HLC(wall: HLC.maxWall, counter: UInt32.max, actor: BlockID.random())) == nil)
+    #expect(clock.stamp(after: HLC(wall: HLC.maxWall, counter: 5, actor: BlockID.random()))?.counter == 6)
+}

@@ -81,7 +81,8 @@ import Testing
 @Test func op_lines_of_every_kind_fit_the_room_made_for_their_longest_escapes() {
     let controls = String(decoding: (0..<3000).map { UInt8($0 % 31 + 1) }, as: UTF8.self)
     for kind in [OpKind.createPage, .createBlock, .updateBlock, .moveBlock, .setPreamble, .deleteBlock] {
-        // The parser takes 18 digits at most; the longest wall is encoded (and must fit) all the same.
+        // The reader takes walls of the one range (HLC.maxWall); the longest wall is encoded (and
+        // must fit) all the same.
         var op = Op(hlc: HLC(wall: Int64.min, counter: UInt32.max, actor: BlockID.random()), kind: kind, id: BlockID.random())
         op.page = BlockID.random()
         op.parent = BlockID.random()
@@ -89,7 +90,7 @@ import Testing
         op.text = controls + controls
         op.props = (0..<20).map { _ in Property(controls, controls) }
         #expect(OpEncoder.line(op).last == 10)
-        op.hlc.wall = -999_999_999_999_999_999
+        op.hlc.wall = HLC.maxWall
         let line = OpEncoder.line(op)
         let parsed = line.dropLast().withUnsafeBufferPointer { OpParser.parse($0) }
         #expect(parsed?.kind == kind && parsed?.hlc == op.hlc && parsed?.id == op.id)

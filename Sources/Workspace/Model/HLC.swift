@@ -1,7 +1,8 @@
 // HLC: hybrid logical clock (wall ms, counter, actor) giving every op of every device one total order.
 // Invariant (a promise): `tick` never returns a stamp lower than one it returned or adopted, its counter
 // carries into the wall time instead of wrapping; a stamp more than `maxAhead` ahead of this machine's
-// clock is held back, never adopted; `stamp(after:)` is greater than the stamp it is given.
+// clock is held back, never adopted; `stamp(after:)` is greater than the stamp it is given, within
+// the one range every device writes and reads (`HLC.maxWall`), or nil where nothing in it is.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,11 +24,28 @@ public struct HLC: Comparable, Hashable, Sendable {
         return a.actor < b.actor
     }
 
+    /// The top of the one range of stamps, shared by the writer and the reader: walls from 0 to the
+    /// last millisecond of the year 9999 UTC, counters 0 to UInt32.max. The reader (OpParser) refuses
+    /// an op stamped outside it, whoever wrote it, and this device writes none: its clock follows the
+    /// machine's (and adopts nothing more than `HLClock.maxAhead` ahead of it), and `stamp(after:)`
+    /// answers nil rather than step past the top.
+    public static let maxWall: Int64 = 253_402_300_799_999
+
+    /// Whether a wall time read is within the range.
+    @inline(__always)
+    public static func inRange(wall: Int64) -> Bool { wall >= 0 && wall <= maxWall }
+
     /// The least stamp of `actor` greater than this one, whatever the actors: the counter carries
     /// into the wall time at its maximum, so no successor is ever lower.
     public func successor(actor: BlockID) -> HLC {
         counter == UInt32.max ? HLC(wall: wall &+ 1, counter: 0, actor: actor)
                               : HLC(wall: wall, counter: counter + 1, actor: actor)
+    }
+
+    /// `successor(actor:)` within the range; nil for the very top (`maxWall`, UInt32.max), which
+    /// no stamp of the range is greater than.
+    public func successorInRange(actor: BlockID) -> HLC? {
+        wall >= HLC.maxWall && counter == UInt32.max ? nil : successor(actor: actor)
     }
 
     /// A fixed-width base-36 spelling that sorts like the stamp; used as an append position key.
@@ -93,10 +111,12 @@ public struct HLClock: Sendable {
     /// A stamp for an op that overwrites a field last written at `field`: after the field and after
     /// the clock, so a person's edit of what they saw wins whatever that version's stamp. A successor
     /// of a held-back stamp is issued but not adopted, so later ops carry no future time for it.
-    public mutating func stamp(after field: HLC?, now: Int64 = wallClockMilliseconds()) -> HLC {
+    /// Nil when `field` is the top of the range (a peer's doing: no clock gets there before the year
+    /// 9999): no stamp the reader takes is greater, and the caller keeps the edit otherwise.
+    public mutating func stamp(after field: HLC?, now: Int64 = wallClockMilliseconds()) -> HLC? {
         let t = tick(now: now)
         guard let field, !(field < t) else { return t }
-        let s = field.successor(actor: actor)
+        guard let s = field.successorInRange(actor: actor) else { return nil }
         observe(s, now: now)
         return s
     }

@@ -339,7 +339,7 @@ public enum OpParser {
                 guard expect(UInt8(ascii: "}")) else { return nil }
                 break
             }
-            guard let kind, let wall, let counter, counter >= 0, counter <= Int64(UInt32.max),
+            guard let kind, let wall, HLC.inRange(wall: wall), let counter, counter >= 0, counter <= Int64(UInt32.max),
                   let actor else { return nil }
             parsed.kind = kind
             parsed.hlc = HLC(wall: wall, counter: UInt32(counter), actor: actor)
