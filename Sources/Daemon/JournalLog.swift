@@ -28,6 +28,10 @@ public enum MessageID: String, CaseIterable, Sendable {
     case pageFailing = "98fc1f6e074c480abadbb4db6701b5e7"
     /// A failing page file written again.
     case pageRecovered = "cc76dc05994b4a25bd504c8c603aace8"
+    /// Two devices changed one block's text at once: the older text kept as the block after it.
+    case concurrentEdit = "22523bc7b9b248d7a62fd3c6a5214516"
+    /// A block deleted on this device brought back by another device's edit made without seeing it.
+    case broughtBack = "a325a032952746bf88ebd2febf63b946"
 }
 
 public final class JournalLog {

@@ -72,11 +72,14 @@ enum WorkspaceStart {
         w.stateDirectory = config.stateDirectory
         w.journalFileFormat = config.journalFileFormat.flatMap(JournalFileFormat.init(setting:))
         // One way to say what happened: the workspace's levels and fields become journal entries.
+        // The events with a catalog entry of their own are named by the workspace (OUTL_EVENT).
         w.log = WorkspaceLog(sink: { level, message, fields in
-            switch level {
-            case .info: log.info(message, fields: fields)
-            case .warning: log.warning(message, fields: fields)
-            case .error: log.error(message, fields: fields)
+            switch (level, fields[WorkspaceLog.event]) {
+            case (_, WorkspaceLog.concurrentEdit?): log.warning(message, id: .concurrentEdit, fields: fields)
+            case (_, WorkspaceLog.broughtBack?): log.warning(message, id: .broughtBack, fields: fields)
+            case (.info, _): log.info(message, fields: fields)
+            case (.warning, _): log.warning(message, fields: fields)
+            case (.error, _): log.error(message, fields: fields)
             }
         })
         w.onPageFailure = { f, recovered in log.pageFailure(path: f.path, reason: f.reason, recovered: recovered) }

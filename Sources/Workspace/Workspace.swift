@@ -16,6 +16,11 @@ public struct WorkspaceLog {
 
     public static var silent: WorkspaceLog { WorkspaceLog { _ in } }
 
+    /// The field that names an event with a journal catalog entry of its own, and those events.
+    public static let event = "OUTL_EVENT"
+    public static let concurrentEdit = "concurrent-edit"
+    public static let broughtBack = "brought-back"
+
     func callAsFunction(_ message: String, _ fields: [String: String] = [:]) { sink(.info, message, fields) }
     func warning(_ message: String, _ fields: [String: String] = [:]) { sink(.warning, message, fields) }
     func error(_ message: String, _ fields: [String: String] = [:]) { sink(.error, message, fields) }

@@ -99,6 +99,10 @@ final class WorkspaceCore {
         // projected is known to show the model without being read (StartCheck).
         pages.markStale(pagesToCheckAtStart())
         for id in model.refusedPages.keys.sorted() { logRefused(id) }
+        // Ops read at boot bring back blocks whose return was said when it arrived, or was made
+        // while no outld ran: only a live merge says it. Texts made at once are kept either way.
+        model.broughtBack.removeAll()
+        do { try keepConcurrentEdits() } catch { log.warning("keeping texts edited at once: \(error)") }
     }
 
     /// The directories the workspace reads and writes: a link (or a file) at one of them is refused
@@ -143,6 +147,12 @@ final class WorkspaceCore {
         var stamped: [Op] = []
         stamped.reserveCapacity(ops.count)
         for var op in ops {
+            // An update names the text it replaces, unless its editor saw an older one (the reconciler
+            // named that): so one made elsewhere meanwhile is known as made at once with it.
+            if op.kind == .updateBlock, op.base == nil, let r = model.blocks.find(op.id) {
+                let e = model.blocks.editsOf(r)
+                op.base = e.update ?? e.create
+            }
             let field = fieldStamp(overwrittenBy: op)
             if let s = clock.stamp(after: field) {
                 op.hlc = s
@@ -154,6 +164,74 @@ final class WorkspaceCore {
         if stamped.isEmpty { return }
         try beforeAppend?(stamped)
         try appendThenApply(stamped)
+        model.broughtBack.removeAll()  // a person here brought back a block: nothing to say
+        try keepConcurrentEdits()
+    }
+
+    /// Keeps each text found made at once with a block's (Model.concurrentEdits) as the block after
+    /// it, under an id derived from the block and that text's stamp (every device that finds it makes
+    /// the one block), marked `concurrent-edit-of:: ((id))`, and says so once. So two people editing
+    /// one line at once both find their words on the page.
+    func keepConcurrentEdits() throws {
+        guard !readOnly, !model.concurrentEdits.isEmpty else { return }
+        let found = model.concurrentEdits
+        model.concurrentEdits.removeAll()
+        var ops: [Op] = []
+        var made = Set<BlockID>()
+        for c in found {
+            let id = BlockID.concurrentEdit(of: c.block, stamp: c.stamp)
+            guard model.blocks.find(id) == nil, made.insert(id).inserted, let b = model.blocks[c.block] else { continue }
+            // The same words reached on two devices (one took the other's page before its ops), or
+            // words the kept text's editor had seen (an earlier version the block had): no one's
+            // words are lost.
+            if b.text == c.text && b.props == c.props { continue }
+            if sawWords(c) { continue }
+            var op = Op(hlc: clock.tick(), kind: .createBlock, id: id)
+            op.page = b.page
+            op.parent = b.parent
+            op.pos = PositionKey.between(b.pos, nextSiblingPos(of: c.block, on: b.page))
+            op.text = c.text
+            op.props = c.props.filter { $0.key != ConcurrentEdit.markKey } + [Property(ConcurrentEdit.markKey, "((\(c.block)))")]
+            ops.append(op)
+            log.warning("block \(c.block): devices \(c.stamp.actor) and \(c.kept.actor) changed its text at once, neither seeing the other's; the newer stays, the other is kept as the block after it, \(id): \"\(DeletedBlock.firstWords(c.text))\"",
+                        ["OUTL_BLOCK": c.block.description, "OUTL_DEVICE": c.stamp.actor.description,
+                         "OUTL_KEPT_AS": id.description, WorkspaceLog.event: WorkspaceLog.concurrentEdit])
+        }
+        if !ops.isEmpty { try appendThenApply(ops) }
+    }
+
+    /// Whether the losing text's words were a version of the block no newer than the text the kept
+    /// one's editor saw (OpHistory): a device that took another's page before its ops repeated them.
+    func sawWords(_ c: ConcurrentEdit) -> Bool {
+        guard let seen = c.keptBase, let states = opHistory()?.blocks[c.block] else { return false }
+        var op = Op(hlc: c.stamp, kind: .updateBlock, id: c.block)
+        op.text = c.text; op.props = c.props
+        let h = OpHistory.projectedHash(op)
+        return states.texts.contains { $0.1 == h && $0.0.hlc != c.stamp && !(seen < $0.0.hlc) }
+    }
+
+    /// The position of the sibling after block `id` on `page` (nil when it is the last, or not shown).
+    func nextSiblingPos(of id: BlockID, on page: BlockID) -> String? {
+        var lists: [[TreeNode]] = [model.tree(of: page)]
+        while let list = lists.popLast() {
+            if let i = list.firstIndex(where: { $0.id == id }) {
+                return i + 1 < list.count ? model.blocks[list[i + 1].id]?.pos : nil
+            }
+            for n in list where !n.children.isEmpty { lists.append(n.children) }
+        }
+        return nil
+    }
+
+    /// Says each block deleted on this device that another device's update brought back (it was made
+    /// without seeing the deletion): the person who deleted it is told it is back.
+    func sayBroughtBack() {
+        for x in model.broughtBack where x.deletedBy.actor == actor {
+            let words = model.blocks[x.block].map { DeletedBlock.firstWords($0.text) } ?? ""
+            log.warning("block \(x.block) (\"\(words)\"), deleted on this device, was edited on device \(x.by.actor) before that device saw the deletion: it is back",
+                        ["OUTL_BLOCK": x.block.description, "OUTL_DEVICE": x.by.actor.description,
+                         WorkspaceLog.event: WorkspaceLog.broughtBack])
+        }
+        model.broughtBack.removeAll()
     }
 
     /// An edit of a field a peer stamped at the very top of the range, which no stamp the reader
@@ -386,6 +464,8 @@ final class WorkspaceCore {
         for (id, r) in model.refusedPages where refusedBefore[id] != r { logRefused(id) }
         for (a, n) in byActor { report.appliedByActor[a.description] = n }
         report.applied = byActor.values.reduce(0, +)
+        sayBroughtBack()
+        do { try keepConcurrentEdits() } catch { log.warning("keeping texts edited at once: \(error)") }
         pages.markStale(touched)
         // Named as the setting names them, without a look at the disk: the pass that follows resolves
         // each file (and its other spelling) once, and this list only says which pages changed.

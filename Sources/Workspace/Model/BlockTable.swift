@@ -472,6 +472,8 @@ struct BlockEdits: Sendable {
     var update: HLC? = nil
     var move: HLC? = nil
     var delete: HLC? = nil
+    /// The newest update's base (Op.base): the text its editor saw.
+    var updateBase: HLC? = nil
     /// The greatest pos of a top-level move, raised into the maxTopPos of a page the block is created on later.
     var topMovePos: String? = nil
     /// Pages of the block's other creates (a capture drained on two devices in two time zones): the block is

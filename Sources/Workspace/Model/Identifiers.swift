@@ -167,6 +167,12 @@ public struct BlockID: Hashable, Comparable, Sendable, CustomStringConvertible {
         derived(DerivedIDs(bytes, page: page), ordinal: ordinal)
     }
 
+    /// The id of the block that keeps a text made at once with `block`'s (stamped `stamp`): the same on
+    /// every device that finds it, so they make one block.
+    static func concurrentEdit(of block: BlockID, stamp: HLC) -> BlockID {
+        derived(from: Array("concurrent edit \(stamp.wall) \(stamp.counter) \(stamp.actor)".utf8), page: block, ordinal: 0)
+    }
+
     /// The two hashes of a file's bytes and page, taken once: a file of many new blocks is hashed
     /// once, not once per block (`derived(from:page:ordinal:)` gives the same ids).
     struct DerivedIDs {

@@ -66,6 +66,28 @@ public struct RefusedPage: Sendable, Equatable {
     public var hlc: HLC
 }
 
+/// A text of a block made at once with another (neither editor had seen the other's): the older one,
+/// which the block no longer shows.
+struct ConcurrentEdit: Sendable {
+    /// The property that marks the block keeping it: `concurrent-edit-of:: ((block id))`.
+    static let markKey = "concurrent-edit-of"
+    var block: BlockID
+    /// The older text's stamp, and the text.
+    var stamp: HLC
+    var text: String
+    var props: [Property]
+    /// The stamp of the text the block shows, and of the text its editor saw.
+    var kept: HLC
+    var keptBase: HLC?
+}
+
+/// A deleted block an update brought back: the update was made without seeing the deletion.
+struct BroughtBack: Sendable {
+    var block: BlockID
+    var by: HLC
+    var deletedBy: HLC
+}
+
 public struct Model: Sendable {
     /// Compact rows; `blocks[id]` decodes one `Block` on demand.
     public internal(set) var blocks = BlockTable()
@@ -85,6 +107,13 @@ public struct Model: Sendable {
     /// Pages the last `apply` touched besides the one it returned (a block whose winning create moved it
     /// to another page); the caller that tracks dirty pages empties it.
     var alsoTouched: [BlockID] = []
+    /// Texts of one block made at once (neither editor had seen the other's), as applying found them;
+    /// the workspace keeps each older one as a block beside (`keepConcurrentEdits`) and empties the
+    /// list. A record of what applying found, not state: the model's blocks are the same without it.
+    var concurrentEdits: [ConcurrentEdit] = []
+    /// Deleted blocks an update brought back, as applying found them; the workspace says the ones
+    /// deleted on its device and empties the list.
+    var broughtBack: [BroughtBack] = []
 
     public init() {}
 
@@ -194,9 +223,25 @@ public struct Model: Sendable {
         let page = blocks.page(ofRow: r)
         switch op.kind {
         case .updateBlock:
-            if let u = e.update, !(u < op.hlc) { return .none }
+            if let u = e.update, !(u < op.hlc) {
+                // The older of two texts. When the newer one's editor had not seen this one, the two
+                // were made at once: this one is kept beside the block, not dropped.
+                if u != op.hlc, let seen = e.updateBase, seen < op.hlc {
+                    let older = op.asOp()
+                    concurrentEdits.append(ConcurrentEdit(block: op.id, stamp: op.hlc, text: older.text, props: older.props,
+                                                         kept: u, keptBase: seen))
+                }
+                return .none
+            }
+            // The newer text. When its editor had not seen the text it replaces, that one too.
+            if let u = e.update, let seen = op.base, seen < u, let b = blocks[op.id] {
+                concurrentEdits.append(ConcurrentEdit(block: op.id, stamp: u, text: b.text, props: b.props, kept: op.hlc, keptBase: seen))
+            }
+            let wasDeleted = e.deleted
             e.update = op.hlc
+            e.updateBase = op.base
             blocks.rows[r].content = op.storeContent(in: &blocks)
+            if wasDeleted, !e.deleted, let d = e.delete { broughtBack.append(BroughtBack(block: op.id, by: op.hlc, deletedBy: d)) }
         case .moveBlock:
             if op.parent == nil {
                 // Every top-level pos seen raises maxTopPos (a max: the order does not matter), on every
@@ -304,6 +349,8 @@ protocol OpFields {
     var pageKind: PageKind { get }
     /// The text as a String (page names and preambles: rare ops).
     var textString: String { get }
+    /// updateBlock: the stamp of the text its editor saw (Op.base).
+    var base: HLC? { get }
     func withPos<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R
     /// The position as a String (an `Op` has one already: a capture's op made none anew).
     var posString: String { get }
@@ -341,6 +388,7 @@ extension Op: OpFields {
 
 extension RawOpView: OpFields {
     var raisesMaxTopPos: Bool { true }
+    var base: HLC? { raw.base }
     var kind: OpKind { raw.kind }
     var id: BlockID { raw.id }
     var page: BlockID { raw.page }

@@ -36,6 +36,7 @@ struct CaptureOpView {
 
 extension CaptureOpView: OpFields, OpLineFields {
     var kind: OpKind { .createBlock }
+    var base: HLC? { nil }
     var hlc: HLC { op.hlc }
     var id: BlockID { op.id }
     var page: BlockID { op.page }

@@ -43,6 +43,10 @@ public struct Op: Sendable {
     public var props: [Property] = []
     /// createPage
     public var pageKind: PageKind = .journal
+    /// updateBlock: the stamp of the text its editor saw (the update, or the create, it replaces),
+    /// so an update made without seeing another is known as made at once with it (Model's
+    /// concurrent edits); nil in ops written before it was kept (the newest text wins alone).
+    public var base: HLC? = nil
 
     public init(hlc: HLC, kind: OpKind, id: BlockID) {
         self.hlc = hlc; self.kind = kind; self.id = id

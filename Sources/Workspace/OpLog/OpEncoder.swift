@@ -79,6 +79,11 @@ public enum OpEncoder {
         case .updateBlock:
             w.lit(",\"t\":"); op.withText { escaped($0, &w) }
             props(op, &w)
+            if let b = op.base {
+                w.lit(",\"bw\":"); w.decimal(b.wall)
+                w.lit(",\"bc\":"); w.decimal(Int64(b.counter))
+                idField(",\"ba\":\"", b.actor, &w)
+            }
         case .moveBlock:
             if let p = op.parent { idField(",\"pa\":\"", p, &w) } else { w.lit(",\"pa\":\"\"") }
             w.lit(",\"pos\":"); op.withPos { escaped($0, &w) }
@@ -194,6 +199,8 @@ protocol OpLineFields {
     func forEachProperty(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void)
     /// The bytes of its text, position and properties, plus 6 per property: what `bound` grows with.
     var stringBytes: Int { get }
+    /// updateBlock: the stamp of the text its editor saw (`Op.base`).
+    var base: HLC? { get }
 }
 
 extension Op: OpLineFields {

@@ -45,6 +45,8 @@ struct RawOp {
     var text = RawText.empty
     var hasProps = false
     var pageKind = PageKind.journal
+    /// updateBlock: the stamp of the text its editor saw (Op.base), when the line names one.
+    var base: HLC? = nil
 }
 
 public enum OpParser {
@@ -283,6 +285,7 @@ public enum OpParser {
             var kind: OpKind? = nil
             var wall: Int64? = nil, counter: Int64? = nil
             var actor: BlockID? = nil, opID: BlockID? = nil
+            var baseWall: Int64? = nil, baseCounter: Int64? = nil, baseActor: BlockID? = nil
             var parsed = RawOp()
             var hasPage = false
             while true {
@@ -332,6 +335,15 @@ public enum OpParser {
                 } else if key == Reader.code("p", "r") {
                     guard props() else { return nil }
                     parsed.hasProps = true
+                } else if key == Reader.code("b", "w") {
+                    guard let v = integer() else { return nil }
+                    baseWall = v
+                } else if key == Reader.code("b", "c") {
+                    guard let v = integer() else { return nil }
+                    baseCounter = v
+                } else if key == Reader.code("b", "a") {
+                    guard let v = id(), let v2 = v else { return nil }
+                    baseActor = v2
                 } else {
                     guard skipValue() else { return nil }
                 }
@@ -343,6 +355,10 @@ public enum OpParser {
                   let actor else { return nil }
             parsed.kind = kind
             parsed.hlc = HLC(wall: wall, counter: UInt32(counter), actor: actor)
+            // A base outside the range, or half named, names no version: the op is kept without it.
+            if let w = baseWall, HLC.inRange(wall: w), let c = baseCounter, c >= 0, c <= Int64(UInt32.max), let a = baseActor {
+                parsed.base = HLC(wall: w, counter: UInt32(c), actor: a)
+            }
             if kind != .unknown {
                 guard let opID else { return nil }
                 parsed.id = opID
@@ -379,6 +395,7 @@ struct RawOpView {
         full.pos = string(raw.pos)
         full.text = string(raw.text)
         full.pageKind = raw.pageKind
+        full.base = raw.base
         var k = 0
         while k + 1 < props.count { full.props.append(Property(string(props[k]), string(props[k + 1]))); k += 2 }
         return full

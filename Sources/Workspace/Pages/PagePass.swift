@@ -332,8 +332,9 @@ extension WorkspaceCore {
     /// and the block lost from the model while the file, rewritten, no longer held it. The page
     /// fails instead, and its file is left as it is until the block is split.
     func refuseOversizedOps(_ ops: [Op], rel: String) throws {
-        // The ops are not stamped yet: room for the longest stamp a commit can give them.
-        let room = OpFileCursor.maxLineBytes - 64
+        // The ops are not stamped yet: room for the longest stamp a commit can give them, and for
+        // the base (Op.base) it names in an update.
+        let room = OpFileCursor.maxLineBytes - 160
         for op in ops where op.kind == .createBlock || op.kind == .updateBlock || op.kind == .setPreamble {
             // A field is spelled in at most six bytes per byte of text (a control character's \u escape).
             if (op.text.utf8.count + op.props.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }) * 6 < room { continue }

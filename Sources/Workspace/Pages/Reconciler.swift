@@ -259,6 +259,7 @@ enum Reconciler {
             flat[b.id!] = Flat(parent: p < 0 ? nil : outline.blocks[p].id, text: b.text, props: b.props)
         }
         var d = FileDiff(provenance, file: flat, order: outline.blocks.map { $0.id! }, matched: matched, model: model, page: page)
+        d.history = history
         if d.isStaleBuffer, let h = history?() { d.noteOlderStates(h) }
         d.preamble(parsed.preamble)
         d.walk(outline)
@@ -345,6 +346,57 @@ struct FileDiff {
     }
     /// .otherProducer: what the file proves its producer had seen.
     var evidence = Evidence()
+    /// The op history, loaded when asked (Reconciler.diff's).
+    var history: (() -> OpHistory?)? = nil
+
+    /// .editedHere: each block's states as the recent projections showed them, oldest first.
+    var shownStates: [BlockID: [Flat]] = [:]
+
+    /// The text an edited block's editor saw, when not the block's current one (Op.base). A file
+    /// that differs from the recent projections only in that block ties them all as its base, so
+    /// the edit itself decides, and only when it is plain: the newest older state the edit kept
+    /// whole (typed into it, as "buy oat milk" became "buy oat milk, two litres") and is fewer bytes
+    /// from, while it did not keep the current text whole (" and bread", which arrived after the
+    /// buffer was loaded; "draft two" made "draft three" is an edit of the current text). Its
+    /// stamp is the newest op that made that state (OpHistory), else the block's create. Nil
+    /// otherwise (a rewrite, an edit of the current text): commit then names the current one.
+    func sawText(_ id: BlockID, _ state: Block, editedTo text: String) -> HLC? {
+        guard case .editedHere = provenance else { return nil }
+        let current = Markdown.projected(state.text, state.props)
+        if FileDiff.keptWhole(current.text, in: text) { return nil }
+        let fromCurrent = FileDiff.bytesApart(current.text, text)
+        guard let older = (shownStates[id] ?? []).last(where: { s in
+            (s.text != current.text || s.props != current.props) && FileDiff.keptWhole(s.text, in: text)
+                && FileDiff.bytesApart(s.text, text) < fromCurrent
+        }) else { return nil }
+        let h = OpHistory.hash(older.text, older.props)
+        if let v = history?()?.blocks[id]?.texts.filter({ $0.1 == h }).map(\.0.hlc).max() { return v }
+        return model.blocks.find(id).map { model.blocks.createStamp(ofRow: $0) }
+    }
+
+    /// How many bytes two texts differ by outside their common start and end: what one edit of the
+    /// one makes the other, counted cheaply (no edit distance over 64 KiB texts).
+    static func bytesApart(_ a: String, _ b: String) -> Int {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var p = 0
+        while p < x.count, p < y.count, x[p] == y[p] { p += 1 }
+        var s = 0
+        while s < x.count - p, s < y.count - p, x[x.count - 1 - s] == y[y.count - 1 - s] { s += 1 }
+        return (x.count - p - s) + (y.count - p - s)
+    }
+
+    /// Whether `text` holds all of `old`, with only something typed somewhere inside or around it:
+    /// `old` is `text`'s common start and end with it.
+    static func keptWhole(_ old: String, in text: String) -> Bool {
+        let x = Array(old.utf8), y = Array(text.utf8)
+        guard x.count <= y.count else { return false }
+        var p = 0
+        while p < x.count, x[p] == y[p] { p += 1 }
+        var s = 0
+        while s < x.count - p, x[x.count - 1 - s] == y[y.count - 1 - s] { s += 1 }
+        return p + s == x.count
+    }
+
     var ops: [Op] = []
     let stamp = HLC(wall: 0, counter: 0, actor: BlockID(hi: 0, lo: 0))
 
@@ -370,9 +422,15 @@ struct FileDiff {
             baseOrder = Reconciler.ids(in: chosen.blocks)
             // A block shown as an older projection showed it, not as the base does: the buffer is
             // older than the base (whose own base was not kept). That block's state is no edit.
-            for older in bases where older != chosen {
+            for older in bases {
                 var flat: [BlockID: Flat] = [:]
                 Reconciler.flatten(older.blocks, parent: nil, into: &flat)
+                for id in file.keys {
+                    guard let f = flat[id] else { continue }
+                    if let last = shownStates[id]?.last, last.text == f.text, last.props == f.props { continue }
+                    shownStates[id, default: []].append(f)
+                }
+                if older == chosen { continue }
                 for (id, f) in file {
                     guard let o = flat[id], o.text == f.text, o.props == f.props,
                           let b = base[id], b.text != f.text || b.props != f.props else { continue }
@@ -534,6 +592,7 @@ struct FileDiff {
         if edited {
             var op = Op(hlc: stamp, kind: .updateBlock, id: id)
             op.text = b.text; op.props = b.props
+            op.base = sawText(id, state, editedTo: b.text)
             ops.append(op)
         }
         if g.kept.contains(i) {
