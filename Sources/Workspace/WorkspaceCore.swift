@@ -142,14 +142,17 @@ final class WorkspaceCore {
     /// overwrites: these are a person's edits of what they saw, which must win even over a version
     /// stamped far ahead (held back from the clock), or the edit would be silently reverted.
     /// `beforeAppend` sees the stamped ops before they are appended (a record that must be durable first).
-    func commit(_ ops: [Op], beforeAppend: (([Op]) throws -> Void)? = nil) throws {
+    /// `namingBases`: an update names the text it replaces (Op.base) unless it names one already;
+    /// false for ops taken from another producer's page, which only repeat what a file said and
+    /// say nothing of what an editor saw.
+    func commit(_ ops: [Op], namingBases: Bool = true, beforeAppend: (([Op]) throws -> Void)? = nil) throws {
         if ops.isEmpty { return }
         var stamped: [Op] = []
         stamped.reserveCapacity(ops.count)
         for var op in ops {
             // An update names the text it replaces, unless its editor saw an older one (the reconciler
             // named that): so one made elsewhere meanwhile is known as made at once with it.
-            if op.kind == .updateBlock, op.base == nil, let r = model.blocks.find(op.id) {
+            if namingBases, op.kind == .updateBlock, op.base == nil, let r = model.blocks.find(op.id) {
                 let e = model.blocks.editsOf(r)
                 op.base = e.update ?? e.create
             }

@@ -1,6 +1,8 @@
 // PageFilesPropertyTests: seeded random histories of two synced devices (captures, hand edits, stale
-// editor saves, Obsidian's second spelling, deliveries in any order, restarts) held to what page files
-// promise: no delete a person did not make, no capture lost, no text doubled, both devices alike.
+// editor saves, a phone's saves delivered by unlink then rename, `dd` on a bullet line alone, Obsidian's
+// second spelling, deliveries in any order, restarts) held to what page files promise: no delete a
+// person did not make, no capture lost, no text doubled, both devices alike, and no capture's text
+// changed but by a person.
 import Foundation
 import Glibc
 import SystemCalls
@@ -24,9 +26,15 @@ enum PropStep: CustomStringConvertible {
     case addBlock(String, text: String, at: Int)
     case deleteBlock(String, text: String)
     /// The editor writes back the buffer step `buffer` left (minus the block `dropping`, which the
-    /// person deleted from it).
-    case staleSave(String, buffer: Int, dropping: String?, byRename: Bool)
+    /// person deleted from it, and with a line `adding` the person typed at its end).
+    case staleSave(String, buffer: Int, dropping: String?, byRename: Bool, adding: String? = nil)
     case secondSpelling(String, text: String?)
+    /// A phone without outld saves the buffer step `buffer` left on `d` with block `old`'s text
+    /// changed to `new`, and Syncthing 1.19 delivers it to `d`: the old file unlinked, then the
+    /// temporary renamed in (outld sees both).
+    case phoneSave(String, buffer: Int, old: String, new: String)
+    /// `dd` on a block's bullet line alone: its property lines stay in the file.
+    case deleteBulletLine(String, text: String)
     case deliver(from: String, to: String, Delivery)
     case restart(String)
 
@@ -36,9 +44,11 @@ enum PropStep: CustomStringConvertible {
         case .editText(let d, let o, let n): return "hand edit on \(d): \(o) -> \(n)"
         case .addBlock(let d, let t, let at): return "hand add on \(d) at \(at): \(t)"
         case .deleteBlock(let d, let t): return "hand delete on \(d): \(t)"
-        case .staleSave(let d, let b, let drop, let r):
-            return "stale save on \(d) of buffer #\(b)\(drop.map { " without \($0)" } ?? "")\(r ? " by rename" : " in place")"
+        case .staleSave(let d, let b, let drop, let r, let add):
+            return "stale save on \(d) of buffer #\(b)\(drop.map { " without \($0)" } ?? "")\(add.map { " with \($0) typed" } ?? "")\(r ? " by rename" : " in place")"
         case .secondSpelling(let d, let t): return "second spelling on \(d): \(t ?? "(empty)")"
+        case .phoneSave(let d, let b, let o, let n): return "phone save to \(d) of buffer #\(b): \(o) -> \(n)"
+        case .deleteBulletLine(let d, let t): return "dd on the bullet line on \(d): \(t)"
         case .deliver(let f, let t, let how): return "deliver \(f) -> \(t): \(how.rawValue)"
         case .restart(let d): return "restart \(d)"
         }
@@ -117,6 +127,8 @@ final class PropRun {
     /// Blocks (by id) a person deleted, by hand or from a buffer that held them.
     var personDeleted = Set<String>()
     var captures: [(id: String, text: String)] = []
+    /// Blocks (by id) a person changed the text of, here or on a phone.
+    var personEdited = Set<String>()
     /// What an editor on a device may still hold, by label: step k's person's own buffer (10k), or
     /// the file on a or b as it was after step k (10k + 1, 10k + 2: a buffer opened then).
     var buffers: [Int: (device: String, text: String)] = [:]
@@ -201,6 +213,7 @@ final class PropRun {
             guard let f = journalText(d) else { return false }
             var (pre, blocks) = fileBlocks(f)
             guard let i = blocks.firstIndex(where: { $0.text == old }) else { return false }
+            if let id = blocks[i].id { personEdited.insert(id) }
             blocks[i].lines[0] = "- \(new)"
             try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k)
         case .addBlock(let d, let text, let at):
@@ -214,7 +227,7 @@ final class PropRun {
             personDeleted.insert(blocks[i].id!)
             blocks.remove(at: i)
             try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k)
-        case .staleSave(let d, let b, let dropping, let byRename):
+        case .staleSave(let d, let b, let dropping, let byRename, let adding):
             guard let buf = buffers[b], buf.device == d else { return false }
             var (pre, blocks) = fileBlocks(buf.text)
             if let dropping {
@@ -234,7 +247,33 @@ final class PropRun {
                     personDeleted.formUnion(current.blocks.compactMap(\.id).filter { !kept.contains($0) })
                 }
             }
+            if let adding { blocks.append(FileBlock(lines: ["- \(adding)"])) }
             try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k, byRename: byRename)
+        case .phoneSave(let d, let b, let old, let new):
+            guard let buf = buffers[b], buf.device == d else { return false }
+            var (pre, blocks) = fileBlocks(buf.text)
+            guard let i = blocks.firstIndex(where: { $0.text == old && $0.id != nil }) else { return false }
+            personEdited.insert(blocks[i].id!)
+            blocks[i].lines[0] = "- \(new)"
+            let p = path(d, logseqName)
+            try Durable.makeDirectory(path(d, "journals"), mode: 0o755)
+            let tmp = Path.join(Path.parent(of: p), ".syncthing.\(Path.lastComponent(p)).tmp")
+            try writeText(tmp, fileText(preamble: pre, blocks: blocks))
+            try? Sys.unlink(p)
+            try await ws[d]!.reconcile(path: p, origin: .removed)
+            try Sys.rename(tmp, p)
+            try await ws[d]!.reconcile(path: p, origin: .delivered(by: "syncthing"))
+            _ = try await ws[d]!.judgeWaiting()
+            _ = try await ws[d]!.projectDirtyPages()
+        case .deleteBulletLine(let d, let text):
+            guard let f = journalText(d) else { return false }
+            var (pre, blocks) = fileBlocks(f)
+            guard let i = blocks.firstIndex(where: { $0.text == text && $0.id != nil }), i > 0 else { return false }
+            personDeleted.insert(blocks[i].id!)
+            // The property lines left behind join the block above, as in the file.
+            blocks[i - 1].lines += blocks[i].lines.dropFirst()
+            blocks.remove(at: i)
+            try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k)
         case .secondSpelling(let d, let text):
             guard journalText(d) != nil else { return false }
             let p = path(d, isoName)
@@ -321,6 +360,13 @@ final class PropRun {
                 failures.append("(4) \(text) typed once, \(n) blocks on \(d)")
             }
         }
+        // (5) A file changes only what it showed: a capture's text is changed only by a person.
+        for d in ["a", "b"] {
+            for b in blocks[d]! {
+                guard let c = captures.first(where: { $0.id == b.id }), b.text != c.text, !personEdited.contains(c.id) else { continue }
+                failures.append("(5) capture \(c.text) shows \(b.text) on \(d), though no person edited it")
+            }
+        }
         let a = blocks["a"]!, b = blocks["b"]!
         if a.map(\.id) != b.map(\.id) || a.map(\.text) != b.map(\.text) {
             failures.append("(3) a has \(a.map(\.text)), b has \(b.map(\.text))")
@@ -366,19 +412,27 @@ func nextStep(_ rng: inout SplitMix64, _ r: PropRun, index k: Int, staleSaves: B
         case 36..<46:
             return .addBlock(d, text: "typed-\(k)-\(d)", at: rng.below(blocks.count + 1))
         case 46..<55:
-            if let b = anyBlock(&rng), b.id != nil { return .deleteBlock(d, text: b.text) }
+            if let b = anyBlock(&rng), b.id != nil {
+                if rng.percent(25), blocks.first?.text != b.text { return .deleteBulletLine(d, text: b.text) }
+                return .deleteBlock(d, text: b.text)
+            }
         case 55..<68:
             guard staleSaves else { continue }
             let current = r.journalText(d)
             let older = r.buffers.filter { $0.value.device == d && $0.value.text != current }.keys.sorted()
             guard !older.isEmpty else { continue }
             let b = older[rng.below(older.count)]
+            if rng.percent(30) {
+                let held = fileBlocks(r.buffers[b]!.text).blocks.filter { $0.id != nil }
+                if !held.isEmpty { return .phoneSave(d, buffer: b, old: held[rng.below(held.count)].text, new: "phone-\(k)-\(d)") }
+            }
             var dropping: String? = nil
             if rng.percent(25) {
                 let held = fileBlocks(r.buffers[b]!.text).blocks.filter { $0.id != nil }
                 if !held.isEmpty { dropping = held[rng.below(held.count)].text }
             }
-            return .staleSave(d, buffer: b, dropping: dropping, byRename: rng.percent(30))
+            return .staleSave(d, buffer: b, dropping: dropping, byRename: rng.percent(30),
+                              adding: rng.percent(30) ? "typed-\(k)-\(d)" : nil)
         case 68..<76:
             return .secondSpelling(d, text: rng.percent(70) ? "obs-\(k)-\(d)" : nil)
         case 76..<95:
@@ -542,6 +596,17 @@ func checkSeeds(_ seeds: [UInt64], staleSaves: Bool, _ name: String) async {
             "the person's buffer saved again with a block deleted in it": [
                 cap("a", 0), .addBlock("a", text: "typed-1-a", at: 1),
                 .staleSave("a", buffer: 10, dropping: "cap-0-a", byRename: false),
+            ],
+            // Issue 48: a phone's save of an older buffer, delivered by unlink then rename, after a
+            // capture landed that the phone never showed: its edit is taken, the capture stays.
+            "a phone's save delivered by unlink then rename after a capture it never showed": [
+                cap("a", 0), .deliver(from: "a", to: "b", .opsThenPage), cap("a", 2),
+                .phoneSave("a", buffer: 11, old: "cap-0-a", new: "phone-3-a"),
+            ],
+            // Issue 48: `dd` on a bullet line alone, in the middle of the page and at its end.
+            "dd on bullet lines alone, in the middle and at the end": [
+                cap("a", 0), cap("a", 1), cap("a", 2), .deleteBulletLine("a", text: "cap-1-a"),
+                .deliver(from: "a", to: "b", .ops), .deleteBulletLine("a", text: "cap-2-a"),
             ],
         ]
     }()

@@ -317,7 +317,7 @@ extension WorkspaceCore {
             try commit(ops)
         } else {
             // Ops taken from another producer's file are recorded as such first (OpHistory.adopted).
-            try commit(ops) { [self] stamped in
+            try commit(ops, namingBases: false) { [self] stamped in
                 let stamps = stamped.map(\.hlc)
                 try io(Path.join(root, rel)) { try pages.adopt(stamps) }
                 history?.adopted.formUnion(stamps)
