@@ -1,7 +1,9 @@
 // WorkInTransit: whether a page file's changes that no op explains may be another device's work whose
 // ops are still on their way, which must not be recorded here as this device's. Invariants: a file
 // waits only if a sync tool delivered it or the workspace is synced, so a workspace nobody syncs never
-// waits; its changes are taken once nothing that could explain them has arrived for `settleMs`.
+// waits; its changes are taken once nothing that could explain them has arrived for `settleMs` times
+// one more than the devices before this one (`turn`), so of the devices a phone's save reached, one
+// takes it and the others find it explained by that one's ops.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,13 +48,31 @@ struct WorkInTransit {
 
     static func ctimeMs(_ st: stat) -> Int64 { Int64(st.st_ctim.tv_sec) * 1000 + Int64(st.st_ctim.tv_nsec) / 1_000_000 }
 
+    /// This device's turn among the devices whose op files are here: how many have a lesser actor
+    /// id. A page a sync tool delivers to several devices (a phone's save) carries the same
+    /// unexplained changes to each; the first in turn takes them at the settle time, each later one
+    /// a settle time after the one before, by when the first one's ops have come and explain them.
+    func turn() -> Int {
+        guard ownOpFile.hasPrefix("ops-"), ownOpFile.hasSuffix(".jsonl") else { return 0 }
+        return otherOpFiles().filter { p in
+            let n = Path.lastComponent(p)
+            // Another device's own file (ops-<actor>.jsonl), not a conflict copy or a temporary.
+            return n.hasPrefix("ops-") && n.hasSuffix(".jsonl") && n.utf8.count == ownOpFile.utf8.count && n < ownOpFile
+        }.count
+    }
+
+    /// How long a file's unexplained changes wait on this device: the settle time, once more for
+    /// each device before this one in turn.
+    var waitMs: Int64 { settleMs * Int64(1 + turn()) }
+
     /// Whether a file's changes must wait now: they may be work in transit, and not enough quiet has passed.
     func mustWait(fileCtimeMs: Int64, origin: PageFileOrigin) -> Bool {
-        mayHoldWorkInTransit(origin) && quietMs(fileCtimeMs: fileCtimeMs) < settleMs
+        mayHoldWorkInTransit(origin) && quietMs(fileCtimeMs: fileCtimeMs) < waitMs
     }
 
     /// Ms until a file waiting since `fileCtimeMs` is due to be judged again.
     func remainingMs(fileCtimeMs: Int64) -> Int64 {
-        max(0, settleMs - min(quietMs(fileCtimeMs: fileCtimeMs), settleMs))
+        let wait = waitMs
+        return max(0, wait - min(quietMs(fileCtimeMs: fileCtimeMs), wait))
     }
 }
