@@ -41,6 +41,10 @@ struct PageFilesPeer {
         append("cb", id, [("pg", quoted(page)), ("pa", quoted("")), ("pos", quoted(pos)), ("t", quoted(text)), ("pr", "{}")])
     }
 
+    mutating func updateBlock(id: String, text: String) {
+        append("ub", id, [("t", quoted(text)), ("pr", "{}")])
+    }
+
     private mutating func append(_ kind: String, _ id: String, _ fields: [(String, String)]) {
         var json = "{\"k\":\"\(kind)\",\"w\":\(wall),\"c\":\(counter),\"a\":\"\(actor)\",\"id\":\"\(id)\""
         for (k, v) in fields { json += ",\"\(k)\":\(v)" }

@@ -108,4 +108,92 @@ func replaceLikeSyncthing(_ path: String, _ text: String, outlTmp: String, gapMs
         let r = try w.outl(["show", "--json"])
         #expect(!r.stdout.contains(gone), "\(r.stdout)")
     }
+
+    /// The id:: under the block line `line` of a page's text.
+    func id(under line: String, in text: String) -> String? {
+        let after = text.components(separatedBy: line + "\n").dropFirst().first ?? ""
+        for l in after.split(separator: "\n") {
+            if l.hasPrefix("- ") { return nil }
+            if l.hasPrefix("  id:: ") { return String(l.dropFirst(7)) }
+        }
+        return nil
+    }
+
+    /// Finding 5 as a person meets it: a peer rewrote a line with the largest stamp the reader took
+    /// (now refused: outside the one range), or with the very top of the range; the person fixes
+    /// the line by hand, and after a restart the fix is still on the page.
+    @Test(arguments: ["past the range", "at the top of the range"])
+    func a_hand_fix_of_a_line_a_peer_stamped_at_the_limit_survives_a_restart(_ how: String) throws {
+        let w = try PageFilesHome()
+        var d = try w.start()
+        try w.capture("as captured")
+        #expect(eventually { pageFilesCount(w.text(w.todayFile), "- as captured") == 1 })
+        let block = try #require(id(under: "- as captured", in: w.text(w.todayFile) ?? ""))
+        var peer = PageFilesPeer()
+        peer.wall = how == "past the range" ? 999_999_999_999_999_999 : 253_402_300_799_999
+        peer.counter = Int(UInt32.max)
+        peer.updateBlock(id: block, text: "from the peer")
+        if how == "past the range" {
+            // A later line of the same peer, with an honest stamp: it wins only if the one past
+            // the range was refused (applied, that one's stamp would beat it).
+            peer.wall = Int64(Date().timeIntervalSince1970 * 1000)
+            peer.counter = 0
+            peer.updateBlock(id: block, text: "the peer's honest edit")
+            try w.deliver(peer)
+            #expect(eventually { pageFilesCount(w.text(w.todayFile), "- the peer's honest edit") == 1 },
+                    "\(w.text(w.todayFile) ?? "")\n\(d.log)")
+            #expect(w.stop(d) == 0)
+            return
+        }
+        try w.deliver(peer)
+        #expect(eventually { pageFilesCount(w.text(w.todayFile), "- from the peer") == 1 }, "\(w.text(w.todayFile) ?? "")\n\(d.log)")
+        try writeText(w.path(w.todayFile), (w.text(w.todayFile) ?? "").replacingOccurrences(of: "- from the peer\n", with: "- fixed by hand\n"))
+        #expect(eventually { pageFilesCount(w.text(w.todayFile), "- fixed by hand") == 1 && d.log.contains("top of the stamp range") },
+                "\(w.text(w.todayFile) ?? "")\n\(d.log)")
+        #expect(w.stop(d) == 0)
+        d = try w.start()
+        #expect(!d.log.contains("invalid line"), "\(d.log)")
+        #expect(eventually { pageFilesCount(w.text(w.todayFile), "- fixed by hand") == 1 }, "after a restart:\n\(w.text(w.todayFile) ?? "")")
+        #expect(w.stop(d) == 0)
+    }
+
+    /// Finding 3 as two people meet it: two devices, each with its outld, apart; each person edits
+    /// the same line in their own journal; the op logs then travel both ways (as Syncthing carries
+    /// them). Both pages end alike, with both people's words, and the journal says so.
+    @Test func two_outlds_apart_editing_one_line_both_keep_every_word() throws {
+        let a = try PageFilesHome(), b = try PageFilesHome()
+        let da = try a.start(), db = try b.start()
+        /// `from`'s own op file delivered into `to`'s ops directory, as Syncthing does.
+        func carry(_ from: PageFilesHome, _ to: PageFilesHome) throws {
+            let own = try #require(from.opFiles().first { f in !from.peers.contains { f.hasSuffix("ops-\($0).jsonl") } })
+            try FileManager.default.createDirectory(atPath: to.opsDir, withIntermediateDirectories: true)
+            let name = Path.lastComponent(own), tmp = Path.join(to.opsDir, ".syncthing.\(name).tmp")
+            try Data((readText(own) ?? "").utf8).write(to: URL(fileURLWithPath: tmp))
+            try Sys.rename(tmp, Path.join(to.opsDir, name))
+            let actor = String(name.dropFirst(4).dropLast(6))
+            if !to.peers.contains(actor) { to.peers.append(actor) }
+        }
+        try a.capture("call the plumber")
+        #expect(eventually { pageFilesCount(a.text(a.todayFile), "- call the plumber") == 1 })
+        try carry(a, b)
+        #expect(eventually { pageFilesCount(b.text(b.todayFile), "- call the plumber") == 1 }, "\(db.log)")
+        // Apart: each person edits the line in their own editor.
+        for (w, words) in [(a, "before friday"), (b, "ask about the boiler")] {
+            try writeText(w.path(w.todayFile), (w.text(w.todayFile) ?? "").replacingOccurrences(of: "- call the plumber\n", with: "- call the plumber, \(words)\n"))
+        }
+        #expect(eventually { a.ownOps().contains("before friday") && b.ownOps().contains("ask about the boiler") })
+        try carry(a, b)
+        try carry(b, a)
+        for (w, d) in [(a, da), (b, db)] {
+            #expect(eventually { pageFilesCount(w.text(w.todayFile), "- call the plumber, before friday") == 1
+                        && pageFilesCount(w.text(w.todayFile), "- call the plumber, ask about the boiler") == 1 },
+                    "\(w.text(w.todayFile) ?? "")\n\(d.log)")
+        }
+        // The device that kept the older text as a block says so; both end with one page.
+        #expect(eventually { (da.log + db.log).contains("changed its text at once") })
+        try carry(a, b)
+        try carry(b, a)
+        #expect(eventually { a.text(a.todayFile) == b.text(b.todayFile) }, "\(a.text(a.todayFile) ?? "")\n---\n\(b.text(b.todayFile) ?? "")")
+        #expect(a.stop(da) == 0 && b.stop(db) == 0)
+    }
 }

@@ -204,15 +204,17 @@ expect "a stale save after being offline, and the capture it never showed" "0|ph
 # ---- final checks ------------------------------------------------------------------------------------
 step "final checks"
 # A conflict copy Syncthing made on the way is no page: a device's outld takes what it adds and
-# removes it, and the removal travels.
-no_conflict_copy() { [ -z "$(find "${WSD[@]}" -name '*.sync-conflict-*' -print -quit)" ]; }
+# removes it, and the removal travels. (Syncthing's own temporary of a copy whose transfer the
+# removal cut short, .syncthing.NAME.tmp, is its to clean up, and no page either.)
+conflict_copies() { find "${WSD[@]}" -name '*.sync-conflict-*' ! -name '.syncthing.*.tmp'; }
+no_conflict_copy() { [ -z "$(conflict_copies)" ]; }
 wait_for 60 "every sync conflict copy to be taken and removed" no_conflict_copy || true
 settle "the end" "${DEVS[@]}"
 for d in b phone; do
   cmp -s "$(page a)" "$(page "$d")" && ok "$d's journal file is a's, byte for byte" || fail "$d's journal file differs from a's"
 done
-conflicts=$(find "${WSD[@]}" -name '*.sync-conflict-*' | wc -l)
-[ "$conflicts" = 0 ] && ok "no sync conflict copy left" || fail "$conflicts sync conflict copies left: $(find "${WSD[@]}" -name '*.sync-conflict-*' | sed "s|$T/||")"
+conflicts=$(conflict_copies | wc -l)
+[ "$conflicts" = 0 ] && ok "no sync conflict copy left" || fail "$conflicts sync conflict copies left: $(conflict_copies | sed "s|$T/||" | tr '\n' ' ')"
 deletes=$(cat "${WSD[a]}"/.outl/ops/ops-*.jsonl | grep -c '"k":"db"' || true)
 [ "$deletes" = 1 ] && ok "one delete op: the phone's" || fail "$deletes delete ops, the phone made one"
 for d in "${OUTLDS[@]}"; do
