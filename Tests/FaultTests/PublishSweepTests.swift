@@ -132,7 +132,7 @@ import TestSupport
             try writeText(dir.sub("other"), "a phone's save\n")
             #expect(rename(dir.sub("other"), page) == 0)
         case "a change in place":
-            usleep(10_000)  // a later ctime on a file system with coarse timestamps
+            // The append changes the size, so the stamp differs even where timestamps are coarse.
             let fd = open(page, O_WRONLY | O_APPEND)
             #expect(write(fd, "typed\n", 6) == 6)
             close(fd)
@@ -144,6 +144,32 @@ import TestSupport
             try Durable.publish(Array("projection\n".utf8), to: page, via: dir.sub("tmp/page.md.tmp"), replacing: guarded)
         }
         #expect(readText(page) == before)
+        #expect(listDir(dir.sub("tmp")).isEmpty)
+    }
+
+    /// A file system without RENAME_NOREPLACE (some FUSE and network ones answer EINVAL): the name
+    /// is looked at, then renamed to plainly where it was empty; a file there is never replaced.
+    @Test(arguments: [false, true])
+    func a_publish_where_there_was_none_without_renameat2_looks_then_renames(_ fileAppeared: Bool) throws {
+        final class NoRenameat2: SysInterposer {
+            func before(_ call: SysCall) -> SysFault? { call.op == .rename && call.flags == 1 ? .fail(Errno(EINVAL)) : nil }
+            func after(_ call: SysCall, result: Int) {}
+        }
+        let dir = TempDir("publish-no-renameat2")
+        let page = dir.sub("page.md")
+        try FileManager.default.createDirectory(atPath: dir.sub("tmp"), withIntermediateDirectories: true)
+        if fileAppeared { try writeText(page, "a phone's save\n") }
+        let attempt = {
+            try Durable.publish(Array("projection\n".utf8), to: page, via: dir.sub("tmp/page.md.tmp"), replacing: .nothing)
+        }
+        try withInterposer(NoRenameat2()) {
+            if fileAppeared {
+                #expect(throws: Durable.Superseded(present: true)) { try attempt() }
+            } else {
+                try attempt()
+            }
+        }
+        #expect(readText(page) == (fileAppeared ? "a phone's save\n" : "projection\n"))
         #expect(listDir(dir.sub("tmp")).isEmpty)
     }
 
