@@ -53,6 +53,36 @@ func opCount(_ root: String) -> Int {
         await ws.close()
     }
 
+    /// A block another device's person typed comes here by its ops, with its id in every projection
+    /// of it: a buffer loaded before it arrived never showed it, so a line typed at its place is the
+    /// person's own, never that block edited (issue 48: a file changes only what it showed).
+    @Test func a_line_typed_where_another_devices_typed_block_arrived_is_a_new_block() async throws {
+        let t = TwoDevices()
+        try await t.session("a") { ws in _ = try await ws.appendCaptures([capture("shared")]) }
+        try t.syncOps(from: "a", to: "b")
+        try await t.session("b")
+        // a's editor loads the page; b's person types a line at its end, taken by b's outld.
+        let buffer = fileText(t.journal("a"))
+        try await t.session("b") { ws in
+            try writeText(t.journal("b"), fileText(t.journal("b")) + "- typed on b\n")
+            try await ws.reconcile(path: t.journal("b"), origin: .editedHere)
+        }
+        try t.syncOps(from: "b", to: "a")
+        try await t.session("a")
+        #expect(fileText(t.journal("a")).contains("- typed on b\n  id:: "))
+        // a's editor saves its buffer with a line typed at the same place.
+        try await t.session("a") { ws in
+            try writeText(t.journal("a"), buffer + "- typed on a\n")
+            try await ws.reconcile(path: t.journal("a"), origin: .editedHere)
+        }
+        try t.syncOps(from: "a", to: "b")
+        try await t.session("b")
+        // Both typed at the page's end, neither having seen the other's: in either order, the same on both.
+        let a = try await t.texts("a")
+        #expect(a.first == "shared" && Set(a) == ["shared", "typed on b", "typed on a"] && a.count == 3, "\(fileText(t.journal("a")))")
+        #expect(try await t.texts("b") == a)
+    }
+
     @Test func a_stale_save_of_a_typed_block_and_its_child_makes_neither_again() async throws {
         // The parent is its block by equal text; the child, edited, by its gap under that parent.
         let t = TestWorkspace()
@@ -196,7 +226,7 @@ func opCount(_ root: String) -> Int {
             model.apply(op)
         }
         let file = Markdown.parse(Array("- kept\n  id:: \(a)\n- typed\n- typed\n".utf8))
-        let ops = Reconciler.diff(file: file, provenance: .nothingKnown, model: model, page: page,
+        let ops = Reconciler.diff(file: file, provenance: .nothingKnown, model: model, page: page, device: BlockID(hi: 1, lo: 1),
                                   mint: { _ in BlockID.random() })
         #expect(ops.map(\.kind) == [.createBlock], "one \"typed\" is the block it was, the other is new: \(ops)")
     }

@@ -304,7 +304,7 @@ extension WorkspaceCore {
         } else {
             provenance = opHistory().map { .otherProducer($0) } ?? .nothingKnown
         }
-        var ops = Reconciler.diff(file: parsed, provenance: provenance, model: model, page: id,
+        var ops = Reconciler.diff(file: parsed, provenance: provenance, model: model, page: id, device: actor,
                                   history: { [self] in opHistory() }, mint: idMinter(for: current, page: id))
         if stray == .secondSpelling { ops.removeAll { $0.kind == .deleteBlock } }
         if !editedHere, !ops.isEmpty, transit.mustWait(fileCtimeMs: file.ctimeMs, origin: origin) {

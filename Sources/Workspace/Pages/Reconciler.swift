@@ -91,16 +91,17 @@ enum Reconciler {
     /// such missing block and one such file block: that block, edited. Matching is only to blocks
     /// missing from the file, so a second line a person types with an existing block's text, while
     /// the file holds that block, is a new block; and the gap rule only to blocks a file may have
-    /// shown without their id (`typedInAFile`), so a line typed in a buffer loaded before a capture
-    /// landed is never taken for that capture, edited (a file changes only what it showed). The
-    /// rest, and a block whose id belongs to another page, get fresh ids (they are new).
+    /// shown without their id (`typedInAFile`, typed into a file on this `device`), so a line typed in
+    /// a buffer loaded before a capture or another device's typed block landed is never taken for
+    /// that block, edited (a file changes only what it showed). The rest, and a block whose id
+    /// belongs to another page, get fresh ids (they are new).
     /// `byGap`: the gap rule holds only for a file made from a projection: a person's edit of this
     /// device's (`.editedHere`), or a file holding some of the page's blocks by id. A file holding
     /// none of them (a new file, another spelling) may never have held the missing block, and
     /// taking its line for that block edited would overwrite the block.
     /// `mint` derives ids from the file's bytes: one that names a live block of the page with other
     /// text is that block in an older state (the same bytes were reconciled before), recognised too.
-    static func identify(_ o: inout Outline, page: BlockID, model: Model, byGap: Bool = true,
+    static func identify(_ o: inout Outline, page: BlockID, model: Model, device: BlockID, byGap: Bool = true,
                          mint: (String) -> BlockID) -> Set<BlockID> {
         var held = Set<BlockID>()
         var heldAt = [Bool](repeating: false, count: o.blocks.count)
@@ -119,7 +120,7 @@ enum Reconciler {
             }
         }
         var matched = Set<BlockID>()
-        if !open.isEmpty { matched = match(&o, open: open, held: held, heldAt: heldAt, page: page, model: model, byGap: byGap || !held.isEmpty) }
+        if !open.isEmpty { matched = match(&o, open: open, held: held, heldAt: heldAt, page: page, model: model, device: device, byGap: byGap || !held.isEmpty) }
         var taken = held.union(matched)
         for i in (open + foreign).sorted() where o.blocks[i].id == nil || !heldAt[i] && !matched.contains(o.blocks[i].id!) {
             var id = mint(o.blocks[i].text)
@@ -133,18 +134,22 @@ enum Reconciler {
         return matched
     }
 
-    /// Whether a block may have stood in a file without its id: one a person typed. A capture comes
-    /// to its page with its id (and its capture time) from its first projection on, so a buffer
-    /// that holds it without an id never showed it: an id-less line there is the person's own.
-    static func typedInAFile(_ b: Block) -> Bool {
-        !b.props.contains { $0.key == "\(CaptureOp.capturedAtKey)" }
+    /// Whether a block may have stood in this device's file without its id: one a person typed there,
+    /// whose create this `device` made from the file. A capture comes to its page with its id (and its
+    /// capture time) from its first projection on, and so does a block another device made (its ops
+    /// bring it), so a buffer that holds such a block without an id never showed it: an id-less line
+    /// there is the person's own.
+    static func typedInAFile(_ b: Block, id: BlockID, model: Model, device: BlockID) -> Bool {
+        guard !b.props.contains(where: { $0.key == "\(CaptureOp.capturedAtKey)" }),
+              let r = model.blocks.find(id) else { return false }
+        return model.blocks.createStamp(ofRow: r).actor == device
     }
 
     /// Where a block stands among its siblings: its parent and the nearest anchors before and after.
     struct Gap: Hashable { var parent: BlockID?; var before: BlockID?; var after: BlockID? }
 
     static func match(_ o: inout Outline, open: [Int], held: Set<BlockID>, heldAt: [Bool],
-                      page: BlockID, model: Model, byGap: Bool) -> Set<BlockID> {
+                      page: BlockID, model: Model, device: BlockID, byGap: Bool) -> Set<BlockID> {
         // The live blocks of the page the file does not hold, in page order, and each one's siblings.
         var missing: [BlockID] = []
         var siblings: [BlockID?: [BlockID]] = [:]
@@ -204,7 +209,7 @@ enum Reconciler {
             if fileGaps.isEmpty { continue }
             let modelGaps = gaps(modelKids, id: { $0 }, isAnchor: { anchors.contains($0) },
                                  isCandidate: { !held.contains($0) && !matched.contains($0) })
-                .mapValues { $0.filter { model.blocks[$0].map(typedInAFile) ?? false } }
+                .mapValues { $0.filter { id in model.blocks[id].map { typedInAFile($0, id: id, model: model, device: device) } ?? false } }
             for (gap, ks) in fileGaps where ks.count == 1 {
                 guard let ms = modelGaps[gap], ms.count == 1 else { continue }
                 o.blocks[ks[0]].id = ms[0]
@@ -247,12 +252,13 @@ enum Reconciler {
     /// file says, as far as its provenance lets it be believed.
     /// `history` loads the op history, asked for only when an edited-here file proves itself a
     /// stale buffer (then a block it shows in a state some op produced earlier is no edit).
-    static func diff(file parsed: MDPage, provenance: Provenance, model: Model, page: BlockID,
+    /// `device`: this device's actor (whose creates from a file are blocks a person typed there).
+    static func diff(file parsed: MDPage, provenance: Provenance, model: Model, page: BlockID, device: BlockID,
                      history: (() -> OpHistory?)? = nil, mint: (String) -> BlockID) -> [Op] {
         var outline = Outline(parsed.blocks)
         var editedHere = false
         if case .editedHere = provenance { editedHere = true }
-        let matched = identify(&outline, page: page, model: model, byGap: editedHere, mint: mint)
+        let matched = identify(&outline, page: page, model: model, device: device, byGap: editedHere, mint: mint)
         var flat: [BlockID: Flat] = [:]
         for (i, b) in outline.blocks.enumerated() {
             let p = outline.parent[i]
