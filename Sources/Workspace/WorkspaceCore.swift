@@ -167,7 +167,8 @@ final class WorkspaceCore {
         if stamped.isEmpty { return }
         try beforeAppend?(stamped)
         try appendThenApply(stamped)
-        model.broughtBack.removeAll()  // a person here brought back a block: nothing to say
+        // A person here brought back a block: nothing to say; a file another producer wrote did.
+        if namingBases { model.broughtBack.removeAll() } else { sayBroughtBack() }
         try keepConcurrentEdits()
     }
 
@@ -230,7 +231,9 @@ final class WorkspaceCore {
     func sayBroughtBack() {
         for x in model.broughtBack where x.deletedBy.actor == actor {
             let words = model.blocks[x.block].map { DeletedBlock.firstWords($0.text) } ?? ""
-            log.warning("block \(x.block) (\"\(words)\"), deleted on this device, was edited on device \(x.by.actor) before that device saw the deletion: it is back",
+            let by = x.by.actor == actor ? "in a page file written elsewhere (a phone's save, another app) before the deletion reached it"
+                : "on device \(x.by.actor) before that device saw the deletion"
+            log.warning("block \(x.block) (\"\(words)\"), deleted on this device, was edited \(by): it is back",
                         ["OUTL_BLOCK": x.block.description, "OUTL_DEVICE": x.by.actor.description,
                          WorkspaceLog.event: WorkspaceLog.broughtBack])
         }

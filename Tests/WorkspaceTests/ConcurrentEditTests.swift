@@ -116,6 +116,73 @@ import TestSupport
         #expect(said.lines.contains { $0.contains("deleted on this device") && $0.contains("keep, edited on a") }, "\(said.lines)")
         await ws.close()
     }
+    /// A phone (Syncthing, no outld) edits a line it loaded before another device's edit of it
+    /// arrived; the phone's whole file comes to a by a sync tool's rename. Both texts stay, on both
+    /// devices: the phone's edit names the text a projected before (FileDiff.sawText), not the
+    /// current one it never saw.
+    @Test func a_phones_edit_made_at_once_with_a_devices_edit_keeps_both_texts() async throws {
+        let t = TwoDevices()
+        try await sharedCapture(t, "call the plumber")
+        let phone = fileText(t.journal("a"))
+        try await edit(t, "b", "- call the plumber", "- call the plumber before friday (b)")
+        try t.syncOps(from: "b", to: "a")
+        try await t.session("a")
+        #expect(try await t.texts("a") == ["call the plumber before friday (b)"])
+        // The phone's save reaches a (another inode: another producer's file).
+        try await t.session("a") { ws in
+            try saveLikeGedit(t.journal("a"), phone.replacingOccurrences(of: "- call the plumber", with: "- call the plumber, ask about the boiler (phone)"))
+            try await ws.reconcile(path: t.journal("a"))
+        }
+        try await join(t)
+        for d in ["a", "b"] {
+            #expect(Set(try await t.texts(d)) == ["call the plumber before friday (b)", "call the plumber, ask about the boiler (phone)"],
+                    "device \(d):\n\(fileText(t.journal(d)))")
+        }
+        #expect(fileText(t.journal("a")).contains("concurrent-edit-of:: "))
+        #expect(fileText(t.journal("a")) == fileText(t.journal("b")))
+    }
+
+    /// The phone's file shows the device's edit (it synced before the phone's person edited): no
+    /// concurrent edit, one line, the phone's.
+    @Test func a_phones_edit_of_the_text_it_showed_is_no_concurrent_edit() async throws {
+        let t = TwoDevices()
+        try await sharedCapture(t, "draft")
+        try await edit(t, "a", "- draft", "- draft two")
+        let phone = fileText(t.journal("a"))
+        try await t.session("a") { ws in
+            try saveLikeGedit(t.journal("a"), phone.replacingOccurrences(of: "- draft two", with: "- final wording"))
+            try await ws.reconcile(path: t.journal("a"))
+        }
+        #expect(try await t.texts("a") == ["final wording"], "\(fileText(t.journal("a")))")
+        #expect(!fileText(t.journal("a")).contains("concurrent-edit-of"))
+    }
+
+    /// A phone's edit of a line a person here deleted meanwhile brings it back, and is said here.
+    @Test func a_phones_edit_that_brings_back_a_block_deleted_here_is_said_here() async throws {
+        let t = TestWorkspace()
+        t.syncSettleMs = 0
+        let said = Said()
+        var o = WorkspaceOptions(root: t.root)
+        o.stateDirectory = t.state()
+        o.log = WorkspaceLog { _, m, _ in said.add(m) }
+        o.syncSettleMs = 0
+        let ws = try Workspace(options: o)
+        let page = t.journal(day1)
+        _ = try await ws.appendCaptures([capture("stays"), capture("keep or not")])
+        _ = try await ws.projectDirtyPages()
+        let phone = fileText(page)
+        try writeText(page, withoutBlock(phone, "keep or not"))
+        try await ws.reconcile(path: page, origin: .editedHere)
+        _ = try await ws.projectDirtyPages()
+        #expect(await texts(ws) == ["stays"])
+        try saveLikeGedit(page, phone.replacingOccurrences(of: "- keep or not", with: "- keep, edited on the phone"))
+        try await ws.reconcile(path: page)
+        _ = try await ws.projectDirtyPages()
+        #expect(await texts(ws) == ["stays", "keep, edited on the phone"])
+        #expect(said.lines.contains { $0.contains("deleted on this device") && $0.contains("written elsewhere") }, "\(said.lines)")
+        await ws.close()
+    }
+
     /// Every kind of edit against every other, made apart on two devices, then joined: the same
     /// page on both, and every typed text on it unless a later deletion (said on the device whose
     /// text it removed, in the merge's "deleted here" notice) took it.

@@ -38,7 +38,9 @@ enum Reconciler {
         case editedHere(bases: [MDPage], presence: FilePresence = FilePresence())
         /// Another producer's (a sync tool's delivery, a conflict copy, a file of another inode): a
         /// state some op produced is a projection, not an edit; a deletion must be proven (Evidence).
-        case otherProducer(OpHistory)
+        /// `shown`: this device's recent projections of the page, oldest first: the texts an edit in
+        /// the file may have started from (FileDiff.sawText).
+        case otherProducer(OpHistory, shown: [MDPage] = [])
         /// Nothing known (a page file a person just created, or no readable op history): only new
         /// blocks are taken, and a preamble where the page had none.
         case nothingKnown
@@ -355,8 +357,23 @@ struct FileDiff {
     /// The op history, loaded when asked (Reconciler.diff's).
     var history: (() -> OpHistory?)? = nil
 
-    /// .editedHere: each block's states as the recent projections showed them, oldest first.
+    /// Each block's states as this device's recent projections showed them, oldest first.
     var shownStates: [BlockID: [Flat]] = [:]
+
+    /// The states the `file`'s blocks had in `projections` (oldest first), for `shownStates`.
+    static func shownStates(of file: [BlockID: Flat], in projections: [MDPage]) -> [BlockID: [Flat]] {
+        var out: [BlockID: [Flat]] = [:]
+        for older in projections {
+            var flat: [BlockID: Flat] = [:]
+            Reconciler.flatten(older.blocks, parent: nil, into: &flat)
+            for id in file.keys {
+                guard let f = flat[id] else { continue }
+                if let last = out[id]?.last, last.text == f.text, last.props == f.props { continue }
+                out[id, default: []].append(f)
+            }
+        }
+        return out
+    }
 
     /// The text an edited block's editor saw, when not the block's current one (Op.base). A file
     /// that differs from the recent projections only in that block ties them all as its base, so
@@ -366,8 +383,19 @@ struct FileDiff {
     /// buffer was loaded; "draft two" made "draft three" is an edit of the current text). Its
     /// stamp is the newest op that made that state (OpHistory), else the block's create. Nil
     /// otherwise (a rewrite, an edit of the current text): commit then names the current one.
+    /// Another producer's file (a phone's save) is judged the same way, from the states this device
+    /// projected, unless it proves its producer had the current text's op (Evidence): so a phone's
+    /// edit made at once with a device's is kept too. Nil there names nothing (last writer wins).
     func sawText(_ id: BlockID, _ state: Block, editedTo text: String) -> HLC? {
-        guard case .editedHere = provenance else { return nil }
+        switch provenance {
+        case .editedHere: break
+        case .otherProducer(let history, _):
+            guard let r = model.blocks.find(id) else { return nil }
+            let e = model.blocks.editsOf(r)
+            let current = e.update ?? e.create
+            if let n = history.blocks[id]?.texts.first(where: { $0.0.hlc == current })?.0, evidence.covers(n) { return nil }
+        case .nothingKnown: return nil
+        }
         let current = Markdown.projected(state.text, state.props)
         if FileDiff.keptWhole(current.text, in: text) { return nil }
         let fromCurrent = FileDiff.bytesApart(current.text, text)
@@ -428,26 +456,23 @@ struct FileDiff {
             baseOrder = Reconciler.ids(in: chosen.blocks)
             // A block shown as an older projection showed it, not as the base does: the buffer is
             // older than the base (whose own base was not kept). That block's state is no edit.
+            shownStates = FileDiff.shownStates(of: file, in: bases)
             for older in bases {
+                if older == chosen { continue }
                 var flat: [BlockID: Flat] = [:]
                 Reconciler.flatten(older.blocks, parent: nil, into: &flat)
-                for id in file.keys {
-                    guard let f = flat[id] else { continue }
-                    if let last = shownStates[id]?.last, last.text == f.text, last.props == f.props { continue }
-                    shownStates[id, default: []].append(f)
-                }
-                if older == chosen { continue }
                 for (id, f) in file {
                     guard let o = flat[id], o.text == f.text, o.props == f.props,
                           let b = base[id], b.text != f.text || b.props != f.props else { continue }
                     olderThanBase.insert(id)
                 }
             }
-        case .otherProducer(let history):
+        case .otherProducer(let history, let shown):
             // A block the file held no id for (Reconciler.identify) proves nothing its producer saw.
             for (id, f) in file where model.blocks[id]?.page == page && !matched.contains(id) {
                 evidence.take(id, text: f.text, props: f.props, history: history)
             }
+            shownStates = FileDiff.shownStates(of: file, in: shown)
         case .nothingKnown:
             break
         }
@@ -461,7 +486,7 @@ struct FileDiff {
         let edited: Bool
         switch provenance {
         case .editedHere: edited = text != basePreamble
-        case .otherProducer(let history): edited = !history.explainsPreamble(page, text)
+        case .otherProducer(let history, _): edited = !history.explainsPreamble(page, text)
         case .nothingKnown: edited = state.isEmpty
         }
         guard edited else { return }
@@ -482,7 +507,7 @@ struct FileDiff {
             if olderThanBase.contains(id) { return false }
             if let r = base[id] { return r.text != b.text || r.props != b.props }
             return differsFromShown()
-        case .otherProducer(let history):
+        case .otherProducer(let history, _):
             // Another device's projection shows some state an op produced: not an edit.
             return differsFromShown() && !history.explains(id, text: b.text, props: b.props)
         case .nothingKnown:
@@ -498,7 +523,7 @@ struct FileDiff {
     func movable(_ id: BlockID) -> Bool {
         switch provenance {
         case .editedHere: return true
-        case .otherProducer(let history):
+        case .otherProducer(let history, _):
             guard let s = history.blocks[id], !s.creates.isEmpty else { return false }
             return s.creates.allSatisfy { evidence.covers($0) } && s.moves.allSatisfy { evidence.covers($0) }
         case .nothingKnown: return false
@@ -647,7 +672,7 @@ struct FileDiff {
                     ops.append(Op(hlc: stamp, kind: .deleteBlock, id: id))
                 }
             }
-        case .otherProducer(let history):
+        case .otherProducer(let history, _):
             // Deleted only if the file proves its producer had the block and all its edits.
             for id in model.blockIDs(createdOn: page) where file[id] == nil {
                 guard let b = model.blocks[id], !b.deleted, b.page == page,
