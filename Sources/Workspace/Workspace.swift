@@ -271,6 +271,12 @@ public actor Workspace {
         PageFiles.recordedFailures(stateDir: DeviceState.directory(root: root, stateDirectory: stateDirectory))
     }
 
+    /// What outld told this device's person about their edits (two edits made at once, a deleted
+    /// block brought back), oldest first, as recorded in the state directory (read by `outl status`).
+    public static func recordedNotices(root: String, stateDirectory: String?) -> [Notice] {
+        NoticeRecord.read(Path.join(DeviceState.directory(root: root, stateDirectory: stateDirectory), NoticeRecord.fileName))
+    }
+
     /// A file under journals/ or pages/ changed on disk (inotify): reconcile it now, reading it as
     /// `origin` says (a person's edit here, a sync tool's delivery, or unknown).
     /// Without `project`, the page is only marked: the next `projectDirtyPages` takes its changes.

@@ -46,6 +46,8 @@ final class WorkspaceCore {
     let heldBackAtBoot: HeldBackStamps
     /// Every page's file: its state, what was last taken from it, the strays that stand for it.
     let pages: PageFiles
+    /// What this device's person was told about their edits, for `outl status`.
+    let notices: NoticeRecord
     /// Which contents some op produced; loaded the first time a file of unknown producer differs.
     var history: OpHistory?
     /// A live merge in slices stopped with more to read: a file's changes that no edit here explains
@@ -91,6 +93,7 @@ final class WorkspaceCore {
         follower.directories = directories
         writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender, seen: seen, log: log)
         pages = PageFiles(stateDir: stateDir, records: ReconcilerRecords(stateDir: stateDir, log: log), log: log)
+        notices = NoticeRecord(stateDir: stateDir, writable: !options.readOnly)
         transit = WorkInTransit(root: root, opsDir: opsDir, ownOpFile: OpLogWriter.fileName(actor), settleMs: options.syncSettleMs)
         onPageFailure = options.onPageFailure
         slice = options.pageSlice
@@ -197,9 +200,9 @@ final class WorkspaceCore {
             op.text = c.text
             op.props = c.props.filter { $0.key != ConcurrentEdit.markKey } + [Property(ConcurrentEdit.markKey, "((\(c.block)))")]
             ops.append(op)
-            log.warning("block \(c.block): devices \(c.stamp.actor) and \(c.kept.actor) changed its text at once, neither seeing the other's; the newer stays, the other is kept as the block after it, \(id): \"\(DeletedBlock.firstWords(c.text))\"",
-                        ["OUTL_BLOCK": c.block.description, "OUTL_DEVICE": c.stamp.actor.description,
-                         "OUTL_KEPT_AS": id.description, WorkspaceLog.event: WorkspaceLog.concurrentEdit])
+            notice(WorkspaceLog.concurrentEdit, block: c.block, device: c.stamp.actor,
+                   "block \(c.block): devices \(c.stamp.actor) and \(c.kept.actor) changed its text at once, neither seeing the other's; the newer stays, the other is kept as the block after it, \(id): \"\(DeletedBlock.firstWords(c.text))\"",
+                   ["OUTL_KEPT_AS": id.description])
         }
         if !ops.isEmpty { try appendThenApply(ops) }
     }
@@ -233,11 +236,22 @@ final class WorkspaceCore {
             let words = model.blocks[x.block].map { DeletedBlock.firstWords($0.text) } ?? ""
             let by = x.by.actor == actor ? "in a page file written elsewhere (a phone's save, another app) before the deletion reached it"
                 : "on device \(x.by.actor) before that device saw the deletion"
-            log.warning("block \(x.block) (\"\(words)\"), deleted on this device, was edited \(by): it is back",
-                        ["OUTL_BLOCK": x.block.description, "OUTL_DEVICE": x.by.actor.description,
-                         WorkspaceLog.event: WorkspaceLog.broughtBack])
+            notice(WorkspaceLog.broughtBack, block: x.block, device: x.by.actor,
+                   "block \(x.block) (\"\(words)\"), deleted on this device, was edited \(by): it is back")
         }
         model.broughtBack.removeAll()
+    }
+
+    /// Tells this device's person something about their edits: a warning with its event (a journal
+    /// catalog entry), recorded for `outl status` too (NoticeRecord).
+    func notice(_ event: String, block: BlockID, device: BlockID, _ message: String, _ fields: [String: String] = [:]) {
+        var all = fields
+        all["OUTL_BLOCK"] = block.description
+        all["OUTL_DEVICE"] = device.description
+        all[WorkspaceLog.event] = event
+        log.warning(message, all)
+        notices.add(Notice(kind: event, atMs: wallClockMilliseconds(), block: block.description, device: device.description,
+                           message: message), log: log)
     }
 
     /// An edit of a field a peer stamped at the very top of the range, which no stamp the reader

@@ -46,6 +46,12 @@ enum StatusCommand {
             out += "pages not written  \(failing.count)\n"
             for f in failing { out += "  \(f.path)  failing: \(f.reason) (since \(localTime(f.sinceMs)))\n" }
         }
+        let told = recentNotices(root: root, stateDirectory: stateDirectory)
+        if !told.isEmpty {
+            out += "notices    \(told.count) in the last \(noticeDays) days, newest last\n"
+            if told.count > noticesShown { out += "  (\(told.count - noticesShown) older: journalctl --user -u outld)\n" }
+            for n in told.suffix(noticesShown) { out += "  \(localTime(n.atMs))  \(visible(n.message))\n" }
+        }
         out += "inboxes    \(inboxes.count)\n"
         for r in InboxReport.read(inboxes, workspace: root) {
             let files = r.attachments == 0 ? "" : " (\(r.attachments) attachment\(r.attachments == 1 ? "" : "s"))"
@@ -56,6 +62,16 @@ enum StatusCommand {
             }
         }
         return out
+    }
+
+    /// How far back `status` shows what outld told this device's person, and how many it lists.
+    static let noticeDays = 7
+    static let noticesShown = 10
+
+    /// The notices outld recorded here in the last `noticeDays` days, oldest first.
+    static func recentNotices(root: String, stateDirectory: String?) -> [Notice] {
+        let since = wallClockMilliseconds() - Int64(noticeDays) * 86_400_000
+        return Workspace.recordedNotices(root: root, stateDirectory: stateDirectory).filter { $0.atMs >= since }
     }
 
     /// The same facts as one JSON document (`outl status --json`, its fields listed in outl(1)):
@@ -91,13 +107,17 @@ enum StatusCommand {
                      ("set_aside", .int(r.setAside)),
                      ("newest_set_aside_reason", .nullable(r.newestReason)), ("unreadable", .nullable(r.unreadable))])
         }
+        let told: [JSONValue] = recentNotices(root: root, stateDirectory: stateDirectory).map { n in
+            .object([("kind", .string(n.kind)), ("block", .string(n.block)), ("device", .string(n.device)),
+                     ("time", time(n.atMs)), ("time_ms", .int(n.atMs)), ("message", .string(n.message))])
+        }
         let faultList: [JSONValue] = faults.map { f in
             .object([("file", .string(f.file)), ("kind", .string(f.kind.rawValue)), ("ops_kept", .int(f.opsKept))])
         }
         return JSONValue.object([
             ("workspace", .string(root)), ("device", .nullable(me)), ("outld", .object(outld)),
             ("op_logs", .array(logs)), ("op_log_faults", .array(faultList)),
-            ("pages_not_written", .array(failing)), ("inboxes", .array(boxes)),
+            ("pages_not_written", .array(failing)), ("notices", .array(told)), ("inboxes", .array(boxes)),
         ]).encoded()
     }
 

@@ -189,8 +189,20 @@ func replaceLikeSyncthing(_ path: String, _ text: String, outlTmp: String, gapMs
                         && pageFilesCount(w.text(w.todayFile), "- call the plumber, ask about the boiler") == 1 },
                     "\(w.text(w.todayFile) ?? "")\n\(d.log)")
         }
-        // The device that kept the older text as a block says so; both end with one page.
+        // The device that kept the older text as a block says so, in its journal and in `outl
+        // status`; both end with one page.
         #expect(eventually { (da.log + db.log).contains("changed its text at once") })
+        let told = try a.outl(["status"]).stdout + b.outl(["status"]).stdout
+        #expect(told.contains("notices    1 in the last 7 days") && told.contains("changed its text at once"), "\(told)")
+        let json = [try a.outl(["status", "--json"]).stdout, try b.outl(["status", "--json"]).stdout]
+        let kinds = json.compactMap { doc -> [String]? in
+            guard let d = try? JSONSerialization.jsonObject(with: Data(doc.utf8)) as? [String: Any],
+                  let n = d["notices"] as? [[String: Any]] else { return nil }
+            return n.compactMap { $0["kind"] as? String }
+        }
+        // One device said it, or both when each found the two texts before the other's kept block came.
+        let said = kinds.flatMap { $0 }
+        #expect(kinds.count == 2 && !said.isEmpty && said.allSatisfy { $0 == "concurrent-edit" }, "\(json)")
         try carry(a, b)
         try carry(b, a)
         #expect(eventually { a.text(a.todayFile) == b.text(b.todayFile) }, "\(a.text(a.todayFile) ?? "")\n---\n\(b.text(b.todayFile) ?? "")")

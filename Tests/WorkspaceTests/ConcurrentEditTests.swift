@@ -181,6 +181,27 @@ import TestSupport
         #expect(await texts(ws) == ["stays", "keep, edited on the phone"])
         #expect(said.lines.contains { $0.contains("deleted on this device") && $0.contains("written elsewhere") }, "\(said.lines)")
         await ws.close()
+        // `outl status` shows it too.
+        let told = Workspace.recordedNotices(root: t.root, stateDirectory: t.state())
+        #expect(told.map(\.kind) == [WorkspaceLog.broughtBack] && told[0].message.contains("keep, edited on the phone"), "\(told)")
+    }
+
+    /// The record `outl status` reads keeps the newest notices, at most `NoticeRecord.kept`, and
+    /// skips a line that is not one.
+    @Test func the_notice_record_keeps_the_newest_and_skips_what_is_not_a_notice() throws {
+        let dir = TempDir("notices")
+        let r = NoticeRecord(stateDir: dir.path, writable: true)
+        for i in 0..<(NoticeRecord.kept + 5) {
+            r.add(Notice(kind: WorkspaceLog.concurrentEdit, atMs: Int64(i), block: "b", device: "d", message: "n\(i)\twith\na tab"), log: .silent)
+        }
+        var all = NoticeRecord.read(r.path)
+        #expect(all.count == NoticeRecord.kept && all.first?.atMs == 5 && all.last?.message == "n\(NoticeRecord.kept + 4) with a tab")
+        try writeText(r.path, fileText(r.path) + "not a notice\n\t\t\n")
+        all = NoticeRecord.read(r.path)
+        #expect(all.count == NoticeRecord.kept)
+        // Opened read-only, nothing is written.
+        NoticeRecord(stateDir: dir.path, writable: false).add(Notice(kind: "x", atMs: 1, block: "", device: "", message: ""), log: .silent)
+        #expect(NoticeRecord.read(r.path).count == NoticeRecord.kept)
     }
 
     /// Every kind of edit against every other, made apart on two devices, then joined: the same
