@@ -102,9 +102,11 @@ final class WorkspaceCore {
         // projected is known to show the model without being read (StartCheck).
         pages.markStale(pagesToCheckAtStart())
         for id in model.refusedPages.keys.sorted() { logRefused(id) }
-        // Ops read at boot bring back blocks whose return was said when it arrived, or was made
-        // while no outld ran: only a live merge says it. Texts made at once are kept either way.
-        model.broughtBack.removeAll()
+        // A block brought back is said at boot only when this device's file of its page has not
+        // shown it since (the op came while no outld ran): else it was seen, and said, then.
+        // Texts made at once are kept either way.
+        model.broughtBack = model.broughtBack(overDeletionsBy: actor)
+        sayBroughtBack(unlessShown: true)
         do { try keepConcurrentEdits() } catch { log.warning("keeping texts edited at once: \(error)") }
     }
 
@@ -230,9 +232,12 @@ final class WorkspaceCore {
     }
 
     /// Says each block deleted on this device that another device's update brought back (it was made
-    /// without seeing the deletion): the person who deleted it is told it is back.
-    func sayBroughtBack() {
-        for x in model.broughtBack where x.deletedBy.actor == actor {
+    /// without seeing the deletion): the person who deleted it is told it is back. `unlessShown`
+    /// (at boot, which finds every such block again): not a block this device's file of its page
+    /// showed since it last wrote or read it (FilePresence): its return was seen, and said, then.
+    func sayBroughtBack(unlessShown: Bool = false) {
+        for x in model.broughtBack where x.deletedBy.actor == actor && !readOnly {
+            if unlessShown, let page = model.blocks[x.block]?.page, pages.records.presence(of: page).shows(x.block) { continue }
             let words = model.blocks[x.block].map { DeletedBlock.firstWords($0.text) } ?? ""
             let by = x.by.actor == actor ? "in a page file written elsewhere (a phone's save, another app) before the deletion reached it"
                 : "on device \(x.by.actor) before that device saw the deletion"

@@ -204,6 +204,45 @@ import TestSupport
         #expect(NoticeRecord.read(r.path).count == NoticeRecord.kept)
     }
 
+    /// The edit that brings back a block deleted here arrives while no outld runs: the next start
+    /// says it (this device's file has not shown the block since), and the start after that does not.
+    @Test func an_edit_that_brings_back_a_block_while_no_outld_runs_is_said_at_the_next_start() async throws {
+        let t = TwoDevices()
+        try await t.session("a") { ws in _ = try await ws.appendCaptures([capture("stays"), capture("keep or not")]) }
+        try t.syncOps(from: "a", to: "b")
+        try await t.session("b")
+        try await t.session("b") { ws in
+            try writeText(t.journal("b"), withoutBlock(fileText(t.journal("b")), "keep or not"))
+            try await ws.reconcile(path: t.journal("b"), origin: .editedHere)
+        }
+        try await edit(t, "a", "- keep or not", "- keep, edited on a")
+        try t.syncOps(from: "a", to: "b")
+        func start() async throws -> [String] {
+            let said = Said()
+            var o = WorkspaceOptions(root: t.root("b"))
+            o.stateDirectory = t.dir.sub("state-b")
+            o.log = WorkspaceLog { _, m, _ in said.add(m) }
+            o.syncSettleMs = 0
+            let ws = try Workspace(options: o)
+            _ = try await ws.projectDirtyPages()
+            #expect(await texts(ws) == ["stays", "keep, edited on a"])
+            await ws.close()
+            return said.lines.filter { $0.contains("deleted on this device") }
+        }
+        let first = try await start()
+        #expect(first.count == 1 && first[0].contains("keep, edited on a"), "\(first)")
+        #expect(try await start().isEmpty)
+        #expect(Workspace.recordedNotices(root: t.root("b"), stateDirectory: t.dir.sub("state-b")).count == 1)
+        // Opened read-only (outl show, outl status), nothing is said.
+        var ro = WorkspaceOptions(root: t.root("b"), readOnly: true)
+        ro.stateDirectory = t.dir.sub("state-b")
+        let said = Said()
+        ro.log = WorkspaceLog { _, m, _ in said.add(m) }
+        let ws = try Workspace(options: ro)
+        await ws.close()
+        #expect(!said.lines.contains { $0.contains("deleted on this device") }, "\(said.lines)")
+    }
+
     /// Every kind of edit against every other, made apart on two devices, then joined: the same
     /// page on both, and every typed text on it unless a later deletion (said on the device whose
     /// text it removed, in the merge's "deleted here" notice) took it.

@@ -115,6 +115,16 @@ public struct Model: Sendable {
     /// deleted on its device and empties the list.
     var broughtBack: [BroughtBack] = []
 
+    /// Blocks `device` deleted that another device's update, newer than the deletion, brought back,
+    /// found from the stamps rather than as ops apply: a boot applies ops file by file, not in
+    /// stamp order, so the update may come before the deletion it outlives.
+    func broughtBack(overDeletionsBy device: BlockID) -> [BroughtBack] {
+        blocks.edits.compactMap { r, e -> BroughtBack? in
+            guard let d = e.delete, d.actor == device, let u = e.update, d < u, u.actor != device else { return nil }
+            return BroughtBack(block: blocks.rows[r].id, by: u, deletedBy: d)
+        }.sorted { $0.by < $1.by }
+    }
+
     public init() {}
 
     /// What one op did to the model.

@@ -23,6 +23,9 @@ struct FilePresence: Equatable {
         return held.contains { firstSeen[$0].map { $0 >= since } ?? false }
     }
 
+    /// Whether the file as this device last wrote or read it held `id`.
+    func shows(_ id: BlockID) -> Bool { shownSince[id] != nil }
+
     /// Whether `ids` (each once) are exactly the ids present.
     func shows(exactly ids: [BlockID]) -> Bool {
         ids.count == shownSince.count && ids.allSatisfy { shownSince[$0] != nil }
