@@ -194,7 +194,7 @@ final class WorkspaceCore {
             // words the kept text's editor had seen (an earlier version the block had): no one's
             // words are lost.
             if b.text == c.text && b.props == c.props { continue }
-            if sawWords(c) { continue }
+            if sawWords(c) || replacedLater(c) { continue }
             var op = Op(hlc: clock.tick(), kind: .createBlock, id: id)
             op.page = b.page
             op.parent = b.parent
@@ -217,6 +217,13 @@ final class WorkspaceCore {
         op.text = c.text; op.props = c.props
         let h = OpHistory.projectedHash(op)
         return states.texts.contains { $0.1 == h && $0.0.hlc != c.stamp && !(seen < $0.0.hlc) }
+    }
+
+    /// Whether a later edit of the block named the losing text as the one it replaced: its editor
+    /// moved on from those words (a person who edited the line twice while apart), so the newer
+    /// text is the one to keep, or none when it won.
+    func replacedLater(_ c: ConcurrentEdit) -> Bool {
+        opHistory()?.blocks[c.block]?.replaced.contains(c.stamp) ?? false
     }
 
     /// The position of the sibling after block `id` on `page` (nil when it is the last, or not shown).

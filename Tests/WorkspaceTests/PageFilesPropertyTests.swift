@@ -1,8 +1,9 @@
 // PageFilesPropertyTests: seeded random histories of two synced devices (captures, hand edits, stale
-// editor saves, a phone's saves delivered by unlink then rename, `dd` on a bullet line alone, Obsidian's
-// second spelling, deliveries in any order, restarts) held to what page files promise: no delete a
-// person did not make, no capture lost, no text doubled, both devices alike, and no capture's text
-// changed but by a person.
+// editor saves, a phone's saves delivered by unlink then rename, `dd` on a bullet line alone, two
+// blocks joined and one split as Logseq does, a property line deleted, Obsidian's second spelling,
+// deliveries in any order, restarts) held to what page files promise: no delete a person did not
+// make, no capture lost, no text doubled, both devices alike, no capture's text changed but by a
+// person, and no block with another block's properties.
 import Foundation
 import Glibc
 import SystemCalls
@@ -35,6 +36,14 @@ enum PropStep: CustomStringConvertible {
     case phoneSave(String, buffer: Int, old: String, new: String)
     /// `dd` on a block's bullet line alone: its property lines stay in the file.
     case deleteBulletLine(String, text: String)
+    /// Backspace at the start of block `second` (Logseq): its text joins the block before it,
+    /// `first`, and its lines (its id:: with them) go.
+    case joinBlocks(String, first: String, second: String)
+    /// Enter inside block `text` (Logseq): it keeps its first part, as `head`, and its properties;
+    /// the rest, `tail`, is a new block typed right after it.
+    case splitBlock(String, text: String, head: String, tail: String)
+    /// One property line of block `text` deleted (not its id::).
+    case deletePropertyLine(String, text: String)
     case deliver(from: String, to: String, Delivery)
     case restart(String)
 
@@ -49,6 +58,9 @@ enum PropStep: CustomStringConvertible {
         case .secondSpelling(let d, let t): return "second spelling on \(d): \(t ?? "(empty)")"
         case .phoneSave(let d, let b, let o, let n): return "phone save to \(d) of buffer #\(b): \(o) -> \(n)"
         case .deleteBulletLine(let d, let t): return "dd on the bullet line on \(d): \(t)"
+        case .joinBlocks(let d, let f, let sec): return "join on \(d): \(sec) into \(f)"
+        case .splitBlock(let d, let t, let h, let tail): return "split on \(d): \(t) -> \(h) | \(tail)"
+        case .deletePropertyLine(let d, let t): return "property line deleted on \(d): \(t)"
         case .deliver(let f, let t, let how): return "deliver \(f) -> \(t): \(how.rawValue)"
         case .restart(let d): return "restart \(d)"
         }
@@ -274,6 +286,33 @@ final class PropRun {
             blocks[i - 1].lines += blocks[i].lines.dropFirst()
             blocks.remove(at: i)
             try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k)
+        case .joinBlocks(let d, let first, let second):
+            guard let f = journalText(d) else { return false }
+            var (pre, blocks) = fileBlocks(f)
+            guard let i = blocks.firstIndex(where: { $0.text == first && $0.id != nil }), i + 1 < blocks.count,
+                  blocks[i + 1].text == second, let gone = blocks[i + 1].id else { return false }
+            personEdited.insert(blocks[i].id!)
+            personDeleted.insert(gone)
+            blocks[i].lines[0] = "- \(first) \(second)"
+            blocks.remove(at: i + 1)
+            try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k)
+        case .splitBlock(let d, let text, let head, let tail):
+            guard let f = journalText(d) else { return false }
+            var (pre, blocks) = fileBlocks(f)
+            guard let i = blocks.firstIndex(where: { $0.text == text && $0.id != nil }) else { return false }
+            personEdited.insert(blocks[i].id!)
+            blocks[i].lines[0] = "- \(head)"
+            blocks.insert(FileBlock(lines: ["- \(tail)"]), at: i + 1)
+            try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k)
+        case .deletePropertyLine(let d, let text):
+            guard let f = journalText(d) else { return false }
+            var (pre, blocks) = fileBlocks(f)
+            guard let i = blocks.firstIndex(where: { $0.text == text && $0.id != nil }),
+                  let j = blocks[i].lines.indices.dropFirst().first(where: { blocks[i].lines[$0].contains(":: ") && !blocks[i].lines[$0].hasPrefix("  id:: ") })
+            else { return false }
+            personEdited.insert(blocks[i].id!)
+            blocks[i].lines.remove(at: j)
+            try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k)
         case .secondSpelling(let d, let text):
             guard journalText(d) != nil else { return false }
             let p = path(d, isoName)
@@ -367,6 +406,18 @@ final class PropRun {
                 failures.append("(5) capture \(c.text) shows \(b.text) on \(d), though no person edited it")
             }
         }
+        // (6) No block has another block's properties: a key once per block, and a capture's
+        // `captured-at` only on a capture (or a text of one kept beside it as a concurrent edit).
+        let captureIDs = Set(captures.map(\.id))
+        for d in ["a", "b"] {
+            for fb in fileBlocks(journalText(d) ?? "").blocks {
+                let keys = fb.lines.dropFirst().compactMap { l in l.range(of: ":: ").map { String(l[..<$0.lowerBound].drop { $0 == " " }) } }
+                if Set(keys).count != keys.count { failures.append("(6) \(fb.text) on \(d) has a property twice: \(keys)") }
+                if keys.contains("captured-at"), !keys.contains("concurrent-edit-of"), !captureIDs.contains(fb.id ?? "") {
+                    failures.append("(6) \(fb.text) on \(d) is no capture but has a capture's properties")
+                }
+            }
+        }
         let a = blocks["a"]!, b = blocks["b"]!
         if a.map(\.id) != b.map(\.id) || a.map(\.text) != b.map(\.text) {
             failures.append("(3) a has \(a.map(\.text)), b has \(b.map(\.text))")
@@ -407,8 +458,16 @@ func nextStep(_ rng: inout SplitMix64, _ r: PropRun, index k: Int, staleSaves: B
         switch rng.below(100) {
         case 0..<24:
             return .capture(d, id: BlockID(hi: rng.next(), lo: rng.next()), text: "cap-\(k)-\(d)")
-        case 24..<36:
+        case 24..<31:
             if let b = anyBlock(&rng) { return .editText(d, old: b.text, new: "edit-\(k)-\(d)") }
+        case 31..<36:
+            guard let i = blocks.isEmpty ? nil : rng.below(blocks.count), blocks[i].id != nil else { continue }
+            switch rng.below(3) {
+            case 0:
+                if i + 1 < blocks.count, blocks[i + 1].id != nil { return .joinBlocks(d, first: blocks[i].text, second: blocks[i + 1].text) }
+            case 1: return .splitBlock(d, text: blocks[i].text, head: "head-\(k)-\(d)", tail: "tail-\(k)-\(d)")
+            default: return .deletePropertyLine(d, text: blocks[i].text)
+            }
         case 36..<46:
             return .addBlock(d, text: "typed-\(k)-\(d)", at: rng.below(blocks.count + 1))
         case 46..<55:
@@ -602,6 +661,14 @@ func checkSeeds(_ seeds: [UInt64], staleSaves: Bool, _ name: String) async {
             "a phone's save delivered by unlink then rename after a capture it never showed": [
                 cap("a", 0), .deliver(from: "a", to: "b", .opsThenPage), cap("a", 2),
                 .phoneSave("a", buffer: 11, old: "cap-0-a", new: "phone-3-a"),
+            ],
+            // Issue 48: a phone's edit, then a property line deleted on b, both made without a's
+            // join of the same block: the second replaced the first, so only its text is kept beside
+            // the block, once, whichever device finds the two first.
+            "two edits in a row on one device against one edit on the other": [
+                cap("a", 1), .deliver(from: "a", to: "b", .opsThenPage), cap("a", 4),
+                .phoneSave("b", buffer: 22, old: "cap-1-a", new: "phone-6-b"), .deletePropertyLine("b", text: "phone-6-b"),
+                .joinBlocks("a", first: "cap-1-a", second: "cap-4-a"),
             ],
             // Issue 48: `dd` on a bullet line alone, in the middle of the page and at its end.
             "dd on bullet lines alone, in the middle and at the end": [
