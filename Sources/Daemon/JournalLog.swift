@@ -181,11 +181,17 @@ public final class JournalLog {
         emit(priority: LOG_INFO, id: .merged,
              message: "merged \(ops) op\(ops == 1 ? "" : "s") from device \(device): \(what)",
              fields: counts + [("OUTL_PAGES", pages.joined(separator: " "))])
+        deletedHere(device: device, deleted: deleted, deletedBlocks: deletedBlocks)
+    }
+
+    /// Blocks that were live here deleted by another device's ops (in a live merge, or while no
+    /// outld ran): NOTICE, MESSAGE_ID deletedByDevice, as `merged` describes; nothing for none.
+    public func deletedHere(device: String, deleted: Int, deletedBlocks: [(id: String, firstWords: String)], whileAway: Bool = false) {
         guard deleted > 0 else { return }
         var shown = deletedBlocks.map { "\($0.id) \"\($0.firstWords)\"" }.joined(separator: ", ")
         if deleted > deletedBlocks.count { shown += " and \(deleted - deletedBlocks.count) more" }
         emit(priority: LOG_NOTICE, id: .deletedByDevice,
-             message: "device \(device) deleted \(deleted) block\(deleted == 1 ? "" : "s") here: \(shown)",
+             message: "device \(device) deleted \(deleted) block\(deleted == 1 ? "" : "s") here\(whileAway ? " while outld was not running" : ""): \(shown)",
              fields: [("OUTL_DEVICE", device), ("OUTL_DELETED", "\(deleted)")]
                 + deletedBlocks.map { ("OUTL_BLOCK_ID", $0.id) } + deletedBlocks.map { ("OUTL_BLOCK_TEXT", $0.firstWords) })
     }

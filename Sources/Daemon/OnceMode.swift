@@ -55,6 +55,7 @@ public enum OnceMode {
                 log.error("cannot open the workspace \(root): \(error)")
                 return WorkspaceStart.status(of: error)
             }
+            WorkspaceStart.sayDeletedWhileAway(await workspace.deletedWhileAway, log: log)
             return await drain(workspace, io: io, config: config, log: log, verbose: options.verbose)
         }
     }

@@ -56,6 +56,7 @@ public final class OutlDaemon {
         let daemon = RunningDaemon(options: options, config: config, log: log, signals: signals,
                                    io: io, workspace: workspace, watcher: watcher)
         daemon.reportStampsAhead(await workspace.stampsHeldBackAtBoot)
+        WorkspaceStart.sayDeletedWhileAway(await workspace.deletedWhileAway, log: log)
         await daemon.catchUp()
         await daemon.drainNow()
         daemon.startWatchdog()

@@ -65,6 +65,14 @@ enum WorkspaceStart {
         return nil
     }
 
+    /// What other devices deleted here while no outld ran (Workspace.deletedWhileAway), said once
+    /// at the start as a live merge says it.
+    static func sayDeletedWhileAway(_ byDevice: [String: DeviceMerge], log: JournalLog) {
+        for (device, d) in byDevice.sorted(by: { $0.key < $1.key }) {
+            log.deletedHere(device: device, deleted: d.deleted, deletedBlocks: d.deletedBlocks.map { ($0.id, $0.firstWords) }, whileAway: true)
+        }
+    }
+
     /// The options every outld opening uses: the configured state directory and the workspace's
     /// own notes in outld's log (under outld's name, not outl's).
     static func options(_ config: OutlConfig, log: JournalLog) -> WorkspaceOptions {

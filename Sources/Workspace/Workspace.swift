@@ -303,6 +303,10 @@ public actor Workspace {
     /// The ops the boot read stamped too far ahead of this machine's clock to be adopted, per device.
     public var stampsHeldBackAtBoot: HeldBackStamps { core.heldBackAtBoot }
 
+    /// Blocks other devices deleted while no outld ran here that this device's page files still
+    /// showed, by device: what a live merge would have said (`DeviceMerge.deleted`, `deletedBlocks`).
+    public var deletedWhileAway: [String: DeviceMerge] { core.deletedWhileAway }
+
     /// Merges what other devices' op files (`.outl/ops/ops-*.jsonl` but this device's own, conflict
     /// copies included) gained since the boot or the last merge: only new bytes are read while a file's
     /// prefix is unchanged (whatever its inode), a file whose prefix changed is read again, a missing

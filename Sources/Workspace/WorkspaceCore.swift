@@ -44,6 +44,9 @@ final class WorkspaceCore {
     let bootStats: OpLogReadStats
     /// The ops the boot read stamped too far ahead for the clock to adopt, per device.
     let heldBackAtBoot: HeldBackStamps
+    /// Blocks other devices deleted while no outld ran here, that this device's files still showed,
+    /// by device (`deletionsWhileAway`): said at the start as a live merge says them.
+    var deletedWhileAway: [String: DeviceMerge] = [:]
     /// Every page's file: its state, what was last taken from it, the strays that stand for it.
     let pages: PageFiles
     /// What this device's person was told about their edits, for `outl status`.
@@ -100,7 +103,9 @@ final class WorkspaceCore {
         // After a crash between an op and its projection, or ops that arrived while nothing ran, any
         // page may be stale: each is checked once, but one whose file and model are as it was last
         // projected is known to show the model without being read (StartCheck).
-        pages.markStale(pagesToCheckAtStart())
+        let changed = pagesToCheckAtStart()
+        pages.markStale(changed)
+        deletedWhileAway = deletionsWhileAway(onPages: Set(changed))
         for id in model.refusedPages.keys.sorted() { logRefused(id) }
         // A block brought back is said at boot only when this device's file of its page has not
         // shown it since (the op came while no outld ran): else it was seen, and said, then.
@@ -217,6 +222,30 @@ final class WorkspaceCore {
         op.text = c.text; op.props = c.props
         let h = OpHistory.projectedHash(op)
         return states.texts.contains { $0.1 == h && $0.0.hlc != c.stamp && !(seen < $0.0.hlc) }
+    }
+
+    /// Blocks another device deleted that this device's file of their page still showed (FilePresence):
+    /// the deletion came while no outld ran, and this device's person has not seen it. Only pages
+    /// whose file may not show the model are looked at (StartCheck): a deletion older than the
+    /// page's last projection was seen, and said, then. By device, the first few in stamp order.
+    func deletionsWhileAway(onPages changed: Set<BlockID>) -> [String: DeviceMerge] {
+        guard !readOnly, !changed.isEmpty else { return [:] }
+        var found: [(HLC, BlockID, BlockID)] = []
+        for (r, e) in model.blocks.edits {
+            guard let d = e.delete, e.deleted, d.actor != actor else { continue }
+            let page = model.blocks.page(ofRow: r)
+            if changed.contains(page) { found.append((d, model.blocks.rows[r].id, page)) }
+        }
+        var out: [String: DeviceMerge] = [:]
+        for (d, id, page) in found.sorted(by: { $0.0 < $1.0 }) where pages.records.presence(of: page).shows(id) {
+            var m = out[d.actor.description] ?? DeviceMerge()
+            m.deleted += 1
+            if m.deletedBlocks.count < DeviceMerge.deletedShown {
+                m.deletedBlocks.append(DeletedBlock(id: id.description, firstWords: DeletedBlock.firstWords(model.blocks[id]?.text ?? "")))
+            }
+            out[d.actor.description] = m
+        }
+        return out
     }
 
     /// Whether a later edit of the block named the losing text as the one it replaced: its editor

@@ -30,6 +30,19 @@ func replaceLikeSyncthing(_ path: String, _ text: String, outlTmp: String, gapMs
     close(watch)
     precondition(rename(tmp, path) == 0)
 }
+extension PageFilesHome {
+    /// This device's own op file delivered into `to`'s ops directory, as Syncthing does.
+    func carryOwnOps(to: PageFilesHome) throws {
+        let own = try #require(opFiles().first { f in !peers.contains { f.hasSuffix("ops-\($0).jsonl") } })
+        try FileManager.default.createDirectory(atPath: to.opsDir, withIntermediateDirectories: true)
+        let name = Path.lastComponent(own), tmp = Path.join(to.opsDir, ".syncthing.\(name).tmp")
+        try Data((readText(own) ?? "").utf8).write(to: URL(fileURLWithPath: tmp))
+        try Sys.rename(tmp, Path.join(to.opsDir, name))
+        let actor = String(name.dropFirst(4).dropLast(6))
+        if !to.peers.contains(actor) { to.peers.append(actor) }
+    }
+}
+
 @Suite(.serialized) struct PersonsEditsProcessTests {
     /// The phone edits a capture's text in every round; each save is delivered with its rename as
     /// late as outld's write of the page begins, or sooner, from at once to 200 ms.
@@ -163,16 +176,7 @@ func replaceLikeSyncthing(_ path: String, _ text: String, outlTmp: String, gapMs
     @Test func two_outlds_apart_editing_one_line_both_keep_every_word() throws {
         let a = try PageFilesHome(), b = try PageFilesHome()
         let da = try a.start(), db = try b.start()
-        /// `from`'s own op file delivered into `to`'s ops directory, as Syncthing does.
-        func carry(_ from: PageFilesHome, _ to: PageFilesHome) throws {
-            let own = try #require(from.opFiles().first { f in !from.peers.contains { f.hasSuffix("ops-\($0).jsonl") } })
-            try FileManager.default.createDirectory(atPath: to.opsDir, withIntermediateDirectories: true)
-            let name = Path.lastComponent(own), tmp = Path.join(to.opsDir, ".syncthing.\(name).tmp")
-            try Data((readText(own) ?? "").utf8).write(to: URL(fileURLWithPath: tmp))
-            try Sys.rename(tmp, Path.join(to.opsDir, name))
-            let actor = String(name.dropFirst(4).dropLast(6))
-            if !to.peers.contains(actor) { to.peers.append(actor) }
-        }
+        func carry(_ from: PageFilesHome, _ to: PageFilesHome) throws { try from.carryOwnOps(to: to) }
         try a.capture("call the plumber")
         #expect(eventually { pageFilesCount(a.text(a.todayFile), "- call the plumber") == 1 })
         try carry(a, b)
@@ -207,5 +211,33 @@ func replaceLikeSyncthing(_ path: String, _ text: String, outlTmp: String, gapMs
         try carry(b, a)
         #expect(eventually { a.text(a.todayFile) == b.text(b.todayFile) }, "\(a.text(a.todayFile) ?? "")\n---\n\(b.text(b.todayFile) ?? "")")
         #expect(a.stop(da) == 0 && b.stop(db) == 0)
+    }
+
+    /// A line a deletes by hand while b's outld is not running: b's next start says who deleted
+    /// it, as a live merge would have, and the start after it does not say it again.
+    @Test func a_deletion_that_arrived_while_outld_was_not_running_is_said_at_the_next_start() throws {
+        let a = try PageFilesHome(), b = try PageFilesHome()
+        try a.capture("keep or not")
+        try a.capture("stays")
+        #expect(try a.once().status == 0)
+        try a.carryOwnOps(to: b)
+        #expect(try b.once().status == 0)
+        #expect(pageFilesCount(b.text(b.todayFile), "- keep or not") == 1)
+        // a's person deletes the line (its bullet and property lines); a's outld takes it.
+        var lines = (a.text(a.todayFile) ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+        let at = try #require(lines.firstIndex(of: "- keep or not"))
+        var end = at + 1
+        while end < lines.count, lines[end].hasPrefix("  ") { end += 1 }
+        lines.removeSubrange(at..<end)
+        try writeText(a.path(a.todayFile), lines.joined(separator: "\n"))
+        #expect(try a.once().status == 0)
+        #expect(a.ownOps().contains("\"k\":\"db\""), "\(a.ownOps())")
+        try a.carryOwnOps(to: b)
+        let first = try b.once()
+        #expect(first.status == 0 && first.stderr.contains("deleted 1 block here while outld was not running")
+                    && first.stderr.contains("keep or not"), "\(first.stderr)")
+        #expect(pageFilesCount(b.text(b.todayFile), "- keep or not") == 0)
+        let again = try b.once()
+        #expect(again.status == 0 && !again.stderr.contains("deleted"), "\(again.stderr)")
     }
 }
