@@ -1,6 +1,7 @@
 // PageFilesPropertyTests: seeded random histories of two synced devices (captures, hand edits, stale
 // editor saves, a phone's saves delivered by unlink then rename, `dd` on a bullet line alone, two
-// blocks joined and one split as Logseq does, a property line deleted, Obsidian's second spelling,
+// blocks joined and one split as Logseq does, a property line deleted, a block moved or indented,
+// Obsidian's second spelling,
 // deliveries in any order, restarts) held to what page files promise: no delete a person did not
 // make, no capture lost, no text doubled, both devices alike, no capture's text changed but by a
 // person, and no block with another block's properties.
@@ -44,6 +45,10 @@ enum PropStep: CustomStringConvertible {
     case splitBlock(String, text: String, head: String, tail: String)
     /// One property line of block `text` deleted (not its id::).
     case deletePropertyLine(String, text: String)
+    /// Block `text`'s lines cut and pasted at another place among the top-level blocks.
+    case moveBlock(String, text: String, to: Int)
+    /// Block `text` indented under the block before it (its lines two spaces deeper), as its last child.
+    case indentBlock(String, text: String)
     case deliver(from: String, to: String, Delivery)
     case restart(String)
 
@@ -61,6 +66,8 @@ enum PropStep: CustomStringConvertible {
         case .joinBlocks(let d, let f, let sec): return "join on \(d): \(sec) into \(f)"
         case .splitBlock(let d, let t, let h, let tail): return "split on \(d): \(t) -> \(h) | \(tail)"
         case .deletePropertyLine(let d, let t): return "property line deleted on \(d): \(t)"
+        case .moveBlock(let d, let t, let to): return "hand move on \(d): \(t) to \(to)"
+        case .indentBlock(let d, let t): return "hand indent on \(d): \(t)"
         case .deliver(let f, let t, let how): return "deliver \(f) -> \(t): \(how.rawValue)"
         case .restart(let d): return "restart \(d)"
         }
@@ -86,6 +93,24 @@ func fileBlocks(_ text: String) -> (preamble: [Substring], blocks: [FileBlock]) 
         else { pre.append(line) }
     }
     return (pre, blocks)
+}
+
+/// The blocks of a page file at every depth, in file order, each as its own lines (indentation kept).
+func flatBlocks(_ text: String) -> [FileBlock] {
+    var out: [FileBlock] = []
+    for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+        if line.drop(while: { $0 == " " }).hasPrefix("- ") { out.append(FileBlock(lines: [line])) }
+        else if !out.isEmpty { out[out.count - 1].lines.append(line) }
+    }
+    return out
+}
+
+/// Every id:: a top-level block's lines hold: its own and its nested blocks'.
+func allIDs(_ b: FileBlock) -> [String] {
+    b.lines.compactMap { l in
+        let t = l.drop(while: { $0 == " " })
+        return t.hasPrefix("id:: ") ? String(t.dropFirst(5)) : nil
+    }
 }
 
 func fileText(preamble: [Substring], blocks: [FileBlock]) -> String {
@@ -236,7 +261,7 @@ final class PropRun {
             guard let f = journalText(d) else { return false }
             var (pre, blocks) = fileBlocks(f)
             guard let i = blocks.firstIndex(where: { $0.text == text && $0.id != nil }) else { return false }
-            personDeleted.insert(blocks[i].id!)
+            personDeleted.formUnion(allIDs(blocks[i]))  // its nested blocks go with it
             blocks.remove(at: i)
             try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k)
         case .staleSave(let d, let b, let dropping, let byRename, let adding):
@@ -245,18 +270,19 @@ final class PropRun {
             if let dropping {
                 // The block was in the buffer when the editor read it: its removal is the person's.
                 guard let i = blocks.firstIndex(where: { $0.text == dropping && $0.id != nil }) else { return false }
-                personDeleted.insert(blocks[i].id!)
+                personDeleted.formUnion(allIDs(blocks[i]))
                 blocks.remove(at: i)
             }
             // Bytes a person could have made from the file as it is by deleting blocks are taken as
             // that (outl.1: a file that differs from the newest projection only by blocks it lacks):
             // no reading of them can tell a stale buffer from a hand deletion, so either is allowed.
+            // Blocks at any depth: a nested block left out is deleted like a top-level one.
             if let now = journalText(d) {
-                let current = fileBlocks(now)
-                if current.preamble == pre, blocks.count < current.blocks.count,
-                   isSubsequence(blocks.map(\.lines), of: current.blocks.map(\.lines)) {
-                    let kept = Set(blocks.compactMap(\.id))
-                    personDeleted.formUnion(current.blocks.compactMap(\.id).filter { !kept.contains($0) })
+                let current = flatBlocks(now), saved = flatBlocks(fileText(preamble: pre, blocks: blocks))
+                if fileBlocks(now).preamble == pre, saved.count < current.count,
+                   isSubsequence(saved.map(\.lines), of: current.map(\.lines)) {
+                    let kept = Set(saved.flatMap(allIDs))
+                    personDeleted.formUnion(current.flatMap(allIDs).filter { !kept.contains($0) })
                 }
             }
             if let adding { blocks.append(FileBlock(lines: ["- \(adding)"])) }
@@ -312,6 +338,20 @@ final class PropRun {
             else { return false }
             personEdited.insert(blocks[i].id!)
             blocks[i].lines.remove(at: j)
+            try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k)
+        case .moveBlock(let d, let text, let to):
+            guard let f = journalText(d) else { return false }
+            var (pre, blocks) = fileBlocks(f)
+            guard let i = blocks.firstIndex(where: { $0.text == text && $0.id != nil }) else { return false }
+            let b = blocks.remove(at: i)
+            blocks.insert(b, at: min(to, blocks.count))
+            try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k)
+        case .indentBlock(let d, let text):
+            guard let f = journalText(d) else { return false }
+            var (pre, blocks) = fileBlocks(f)
+            guard let i = blocks.firstIndex(where: { $0.text == text && $0.id != nil }), i > 0 else { return false }
+            blocks[i - 1].lines += blocks[i].lines.map { "  " + $0 }
+            blocks.remove(at: i)
             try await personSaves(d, fileText(preamble: pre, blocks: blocks), step: k)
         case .secondSpelling(let d, let text):
             guard journalText(d) != nil else { return false }
@@ -411,7 +451,9 @@ final class PropRun {
         let captureIDs = Set(captures.map(\.id))
         for d in ["a", "b"] {
             for fb in fileBlocks(journalText(d) ?? "").blocks {
-                let keys = fb.lines.dropFirst().compactMap { l in l.range(of: ":: ").map { String(l[..<$0.lowerBound].drop { $0 == " " }) } }
+                // Its own property lines (two spaces in); a nested block's lines are deeper.
+                let own = fb.lines.dropFirst().prefix { !$0.hasPrefix("  - ") }.filter { !$0.hasPrefix("   ") }
+                let keys = own.compactMap { l in l.range(of: ":: ").map { String(l[..<$0.lowerBound].drop { $0 == " " }) } }
                 if Set(keys).count != keys.count { failures.append("(6) \(fb.text) on \(d) has a property twice: \(keys)") }
                 if keys.contains("captured-at"), !keys.contains("concurrent-edit-of"), !captureIDs.contains(fb.id ?? "") {
                     failures.append("(6) \(fb.text) on \(d) is no capture but has a capture's properties")
@@ -462,9 +504,13 @@ func nextStep(_ rng: inout SplitMix64, _ r: PropRun, index k: Int, staleSaves: B
             if let b = anyBlock(&rng) { return .editText(d, old: b.text, new: "edit-\(k)-\(d)") }
         case 31..<36:
             guard let i = blocks.isEmpty ? nil : rng.below(blocks.count), blocks[i].id != nil else { continue }
-            switch rng.below(3) {
+            switch rng.below(5) {
+            case 3: return .moveBlock(d, text: blocks[i].text, to: rng.below(blocks.count + 1))
+            case 4: if i > 0 { return .indentBlock(d, text: blocks[i].text) }
             case 0:
-                if i + 1 < blocks.count, blocks[i + 1].id != nil { return .joinBlocks(d, first: blocks[i].text, second: blocks[i + 1].text) }
+                if i + 1 < blocks.count, blocks[i + 1].id != nil, allIDs(blocks[i + 1]).count == 1 {
+                    return .joinBlocks(d, first: blocks[i].text, second: blocks[i + 1].text)
+                }
             case 1: return .splitBlock(d, text: blocks[i].text, head: "head-\(k)-\(d)", tail: "tail-\(k)-\(d)")
             default: return .deletePropertyLine(d, text: blocks[i].text)
             }
@@ -669,6 +715,20 @@ func checkSeeds(_ seeds: [UInt64], staleSaves: Bool, _ name: String) async {
                 cap("a", 1), .deliver(from: "a", to: "b", .opsThenPage), cap("a", 4),
                 .phoneSave("b", buffer: 22, old: "cap-1-a", new: "phone-6-b"), .deletePropertyLine("b", text: "phone-6-b"),
                 .joinBlocks("a", first: "cap-1-a", second: "cap-4-a"),
+            ],
+            // A person's edit of the text they typed in this file is of that text, even when it
+            // reads like an insertion into an older one ("edit-1-a" in "edit-18-a"): no older base
+            // is guessed, so no edit made at once is found in it.
+            "an edit of the text this device's person typed, that reads like one of an older text": [
+                cap("a", 0), .editText("a", old: "cap-0-a", new: "edit-1-a"), .deliver(from: "a", to: "b", .ops),
+                .editText("a", old: "edit-1-a", new: "edit-16-a"), .deliver(from: "a", to: "b", .page),
+                .editText("a", old: "edit-16-a", new: "edit-18-a"),
+            ],
+            // A buffer from before a capture, saved after the capture was indented under the block
+            // before it: the newest projection less a nested block, taken as its deletion (allowed).
+            "a stale buffer saved after the capture it lacks was indented": [
+                cap("b", 2), cap("b", 3), .indentBlock("b", text: "cap-3-b"),
+                .staleSave("b", buffer: 2, dropping: nil, byRename: false),
             ],
             // Issue 48: `dd` on a bullet line alone, in the middle of the page and at its end.
             "dd on bullet lines alone, in the middle and at the end": [

@@ -305,6 +305,7 @@ extension WorkspaceCore {
             provenance = opHistory().map { .otherProducer($0, shown: projections.map(Markdown.parse)) } ?? .nothingKnown
         }
         var ops = Reconciler.diff(file: parsed, provenance: provenance, model: model, page: id, device: actor,
+                                  adopted: { [pages] in pages.adopted.contains($0) },
                                   history: { [self] in opHistory() }, mint: idMinter(for: current, page: id))
         if stray == .secondSpelling { ops.removeAll { $0.kind == .deleteBlock } }
         if !editedHere, !ops.isEmpty, transit.mustWait(fileCtimeMs: file.ctimeMs, origin: origin) {

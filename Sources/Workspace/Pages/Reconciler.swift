@@ -254,8 +254,10 @@ enum Reconciler {
     /// file says, as far as its provenance lets it be believed.
     /// `history` loads the op history, asked for only when an edited-here file proves itself a
     /// stale buffer (then a block it shows in a state some op produced earlier is no edit).
-    /// `device`: this device's actor (whose creates from a file are blocks a person typed there).
+    /// `device`: this device's actor (whose creates from a file are blocks a person typed there);
+    /// `adopted`: whether a stamp of its is an op taken from another producer's file.
     static func diff(file parsed: MDPage, provenance: Provenance, model: Model, page: BlockID, device: BlockID,
+                     adopted: @escaping (HLC) -> Bool = { _ in false },
                      history: (() -> OpHistory?)? = nil, mint: (String) -> BlockID) -> [Op] {
         var outline = Outline(parsed.blocks)
         var editedHere = false
@@ -267,6 +269,8 @@ enum Reconciler {
             flat[b.id!] = Flat(parent: p < 0 ? nil : outline.blocks[p].id, text: b.text, props: b.props)
         }
         var d = FileDiff(provenance, file: flat, order: outline.blocks.map { $0.id! }, matched: matched, model: model, page: page)
+        d.device = device
+        d.adopted = adopted
         d.history = history
         if d.isStaleBuffer, let h = history?() { d.noteOlderStates(h) }
         d.preamble(parsed.preamble)
@@ -356,6 +360,10 @@ struct FileDiff {
     var evidence = Evidence()
     /// The op history, loaded when asked (Reconciler.diff's).
     var history: (() -> OpHistory?)? = nil
+    /// This device's actor, and whether one of its stamps is an op taken from another producer's
+    /// file (Reconciler.diff's).
+    var device: BlockID? = nil
+    var adopted: (HLC) -> Bool = { _ in false }
 
     /// Each block's states as this device's recent projections showed them, oldest first.
     var shownStates: [BlockID: [Flat]] = [:]
@@ -386,9 +394,16 @@ struct FileDiff {
     /// Another producer's file (a phone's save) is judged the same way, from the states this device
     /// projected, unless it proves its producer had the current text's op (Evidence): so a phone's
     /// edit made at once with a device's is kept too. Nil there names nothing (last writer wins).
+    /// In a file edited here, a current text this device's person made (not taken from another
+    /// producer's file) was typed in this very file: its editor saw it, so no older base is guessed.
     func sawText(_ id: BlockID, _ state: Block, editedTo text: String) -> HLC? {
         switch provenance {
-        case .editedHere: break
+        case .editedHere:
+            if let r = model.blocks.find(id), let device {
+                let e = model.blocks.editsOf(r)
+                let current = e.update ?? e.create
+                if current.actor == device, !adopted(current) { return nil }
+            }
         case .otherProducer(let history, _):
             guard let r = model.blocks.find(id) else { return nil }
             let e = model.blocks.editsOf(r)
