@@ -199,7 +199,7 @@ final class WorkspaceCore {
             // words the kept text's editor had seen (an earlier version the block had): no one's
             // words are lost.
             if b.text == c.text && b.props == c.props { continue }
-            if sawWords(c) || replacedLater(c) { continue }
+            if c.replaced(among: found) || sawWords(c) { continue }
             var op = Op(hlc: clock.tick(), kind: .createBlock, id: id)
             op.page = b.page
             op.parent = b.parent
@@ -248,12 +248,6 @@ final class WorkspaceCore {
         return out
     }
 
-    /// Whether a later edit of the block named the losing text as the one it replaced: its editor
-    /// moved on from those words (a person who edited the line twice while apart), so the newer
-    /// text is the one to keep, or none when it won.
-    func replacedLater(_ c: ConcurrentEdit) -> Bool {
-        opHistory()?.blocks[c.block]?.replaced.contains(c.stamp) ?? false
-    }
 
     /// The position of the sibling after block `id` on `page` (nil when it is the last, or not shown).
     func nextSiblingPos(of id: BlockID, on page: BlockID) -> String? {

@@ -79,6 +79,15 @@ struct ConcurrentEdit: Sendable {
     /// The stamp of the text the block shows, and of the text its editor saw.
     var kept: HLC
     var keptBase: HLC?
+    /// The text the older one's own editor saw and replaced (its Op.base).
+    var base: HLC? = nil
+
+    /// Whether another losing text found with this one replaced it (named it as its base): its
+    /// editor moved on from these words (a person who edited the line twice while apart), so only
+    /// the newer is kept. Found together: a device's ops arrive as its file does, both at once.
+    func replaced(among found: [ConcurrentEdit]) -> Bool {
+        found.contains { $0.block == block && $0.base == stamp }
+    }
 }
 
 /// A deleted block an update brought back: the update was made without seeing the deletion.
@@ -239,13 +248,14 @@ public struct Model: Sendable {
                 if u != op.hlc, let seen = e.updateBase, seen < op.hlc {
                     let older = op.asOp()
                     concurrentEdits.append(ConcurrentEdit(block: op.id, stamp: op.hlc, text: older.text, props: older.props,
-                                                         kept: u, keptBase: seen))
+                                                         kept: u, keptBase: seen, base: op.base))
                 }
                 return .none
             }
             // The newer text. When its editor had not seen the text it replaces, that one too.
             if let u = e.update, let seen = op.base, seen < u, let b = blocks[op.id] {
-                concurrentEdits.append(ConcurrentEdit(block: op.id, stamp: u, text: b.text, props: b.props, kept: op.hlc, keptBase: seen))
+                concurrentEdits.append(ConcurrentEdit(block: op.id, stamp: u, text: b.text, props: b.props, kept: op.hlc, keptBase: seen,
+                                                     base: e.updateBase))
             }
             let wasDeleted = e.deleted
             e.update = op.hlc

@@ -22,8 +22,6 @@ struct OpHistory {
         /// (FileDiff.movable): then its producer placed the block where this device does.
         var creates: [Noted] = []
         var moves: [Noted] = []
-        /// The texts (by stamp) an update named as the one its editor saw and replaced (Op.base).
-        var replaced: Set<HLC> = []
     }
     var blocks: [BlockID: BlockStates] = [:]
     /// The stamps of this device's ops that took another producer's page file (a create under the
@@ -63,7 +61,6 @@ struct OpHistory {
                 if s.create.map({ op.hlc < $0.hlc }) ?? true { s.create = n }
                 s.creates.append(n)
             }
-            if let b = op.base { s.replaced.insert(b) }
             s.texts.append((n, OpHistory.projectedHash(op)))
             blocks[op.id] = s
         case .moveBlock:
