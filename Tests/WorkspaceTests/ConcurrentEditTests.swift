@@ -26,6 +26,30 @@ import TestSupport
         try await t.session("b")
     }
 
+    /// Two captures known to both devices; then, apart, b's person deletes "keep or not".
+    func deletedOnBApart() async throws -> TwoDevices {
+        let t = TwoDevices()
+        try await t.session("a") { ws in _ = try await ws.appendCaptures([capture("stays"), capture("keep or not")]) }
+        try t.syncOps(from: "a", to: "b")
+        try await t.session("b")
+        try await t.session("b") { ws in
+            try writeText(t.journal("b"), withoutBlock(fileText(t.journal("b")), "keep or not"))
+            try await ws.reconcile(path: t.journal("b"), origin: .editedHere)
+        }
+        #expect(try await t.texts("b") == ["stays"])
+        return t
+    }
+
+    /// Device b's workspace, opened as its outld does, with what it says.
+    func openB(_ t: TwoDevices) throws -> (Workspace, Said) {
+        let said = Said()
+        var o = WorkspaceOptions(root: t.root("b"))
+        o.stateDirectory = t.dir.sub("state-b")
+        o.log = WorkspaceLog { _, m, _ in said.add(m) }
+        o.syncSettleMs = 0
+        return (try Workspace(options: o), said)
+    }
+
     /// A capture made on a, known to both devices before they part.
     func sharedCapture(_ t: TwoDevices, _ text: String) async throws {
         try await t.session("a") { ws in _ = try await ws.appendCaptures([capture(text)]) }
@@ -57,24 +81,35 @@ import TestSupport
         #expect(opCount(t.root("a")) == ops, "joining again wrote ops")
     }
 
-    @Test func a_stale_buffer_saved_after_another_devices_edit_arrived_keeps_both_texts() async throws {
+    /// An editor's buffer (saved in place here), or a phone's copy (no outld; its whole file comes by
+    /// a sync tool's rename: another producer's file), loaded before b's edit of a line arrived, is
+    /// saved with its own edit of that line. Both texts stay, on both devices: the edit names the
+    /// text a projected before (FileDiff.sawText), not the current one it never saw.
+    @Test(arguments: ["a stale buffer saved in place", "a phone's save by rename"])
+    func an_edit_of_a_line_loaded_before_another_devices_edit_arrived_keeps_both_texts(_ how: String) async throws {
         let t = TwoDevices()
         try await sharedCapture(t, "buy oat milk")
-        // a's editor holds the page as it was; b's edit of the line arrives and is projected.
         let buffer = fileText(t.journal("a"))
         try await edit(t, "b", "- buy oat milk", "- buy oat milk and bread")
         try t.syncOps(from: "b", to: "a")
         try await t.session("a")
         #expect(try await t.texts("a") == ["buy oat milk and bread"])
-        // The editor saves its buffer with its own edit of the line it showed.
         try await t.session("a") { ws in
-            try writeText(t.journal("a"), buffer.replacingOccurrences(of: "- buy oat milk", with: "- buy oat milk, two litres"))
-            try await ws.reconcile(path: t.journal("a"), origin: .editedHere)
+            let saved = buffer.replacingOccurrences(of: "- buy oat milk", with: "- buy oat milk, two litres")
+            if how.hasPrefix("a phone") {
+                try saveLikeGedit(t.journal("a"), saved)
+                try await ws.reconcile(path: t.journal("a"))
+            } else {
+                try writeText(t.journal("a"), saved)
+                try await ws.reconcile(path: t.journal("a"), origin: .editedHere)
+            }
         }
         try await join(t)
         for d in ["a", "b"] {
-            #expect(Set(try await t.texts(d)) == ["buy oat milk and bread", "buy oat milk, two litres"], "device \(d)")
+            #expect(Set(try await t.texts(d)) == ["buy oat milk and bread", "buy oat milk, two litres"], "\(how), device \(d):\n\(fileText(t.journal(d)))")
         }
+        #expect(fileText(t.journal("a")).contains("concurrent-edit-of:: "))
+        #expect(fileText(t.journal("a")) == fileText(t.journal("b")))
     }
 
     @Test func sequential_edits_are_no_concurrent_edit() async throws {
@@ -91,24 +126,10 @@ import TestSupport
     }
 
     @Test func an_edit_that_brings_back_a_block_deleted_here_is_said_here() async throws {
-        let t = TwoDevices()
-        try await t.session("a") { ws in _ = try await ws.appendCaptures([capture("stays"), capture("keep or not")]) }
-        try t.syncOps(from: "a", to: "b")
-        try await t.session("b")
-        // b deletes the line; a, apart, edits it later.
-        try await t.session("b") { ws in
-            try writeText(t.journal("b"), withoutBlock(fileText(t.journal("b")), "keep or not"))
-            try await ws.reconcile(path: t.journal("b"), origin: .editedHere)
-        }
-        #expect(try await t.texts("b") == ["stays"])
+        let t = try await deletedOnBApart()
         try await edit(t, "a", "- keep or not", "- keep, edited on a")
         // b's outld runs when a's ops arrive.
-        let said = Said()
-        var o = WorkspaceOptions(root: t.root("b"))
-        o.stateDirectory = t.dir.sub("state-b")
-        o.log = WorkspaceLog { _, m, _ in said.add(m) }
-        o.syncSettleMs = 0
-        let ws = try Workspace(options: o)
+        let (ws, said) = try openB(t)
         try t.syncOps(from: "a", to: "b")
         _ = try await ws.mergeForeignOps()
         _ = try await ws.projectDirtyPages()
@@ -116,32 +137,6 @@ import TestSupport
         #expect(said.lines.contains { $0.contains("deleted on this device") && $0.contains("keep, edited on a") }, "\(said.lines)")
         await ws.close()
     }
-    /// A phone (Syncthing, no outld) edits a line it loaded before another device's edit of it
-    /// arrived; the phone's whole file comes to a by a sync tool's rename. Both texts stay, on both
-    /// devices: the phone's edit names the text a projected before (FileDiff.sawText), not the
-    /// current one it never saw.
-    @Test func a_phones_edit_made_at_once_with_a_devices_edit_keeps_both_texts() async throws {
-        let t = TwoDevices()
-        try await sharedCapture(t, "call the plumber")
-        let phone = fileText(t.journal("a"))
-        try await edit(t, "b", "- call the plumber", "- call the plumber before friday (b)")
-        try t.syncOps(from: "b", to: "a")
-        try await t.session("a")
-        #expect(try await t.texts("a") == ["call the plumber before friday (b)"])
-        // The phone's save reaches a (another inode: another producer's file).
-        try await t.session("a") { ws in
-            try saveLikeGedit(t.journal("a"), phone.replacingOccurrences(of: "- call the plumber", with: "- call the plumber, ask about the boiler (phone)"))
-            try await ws.reconcile(path: t.journal("a"))
-        }
-        try await join(t)
-        for d in ["a", "b"] {
-            #expect(Set(try await t.texts(d)) == ["call the plumber before friday (b)", "call the plumber, ask about the boiler (phone)"],
-                    "device \(d):\n\(fileText(t.journal(d)))")
-        }
-        #expect(fileText(t.journal("a")).contains("concurrent-edit-of:: "))
-        #expect(fileText(t.journal("a")) == fileText(t.journal("b")))
-    }
-
     /// The phone's file shows the device's edit (it synced before the phone's person edited): no
     /// concurrent edit, one line, the phone's.
     @Test func a_phones_edit_of_the_text_it_showed_is_no_concurrent_edit() async throws {
@@ -207,23 +202,11 @@ import TestSupport
     /// The edit that brings back a block deleted here arrives while no outld runs: the next start
     /// says it (this device's file has not shown the block since), and the start after that does not.
     @Test func an_edit_that_brings_back_a_block_while_no_outld_runs_is_said_at_the_next_start() async throws {
-        let t = TwoDevices()
-        try await t.session("a") { ws in _ = try await ws.appendCaptures([capture("stays"), capture("keep or not")]) }
-        try t.syncOps(from: "a", to: "b")
-        try await t.session("b")
-        try await t.session("b") { ws in
-            try writeText(t.journal("b"), withoutBlock(fileText(t.journal("b")), "keep or not"))
-            try await ws.reconcile(path: t.journal("b"), origin: .editedHere)
-        }
+        let t = try await deletedOnBApart()
         try await edit(t, "a", "- keep or not", "- keep, edited on a")
         try t.syncOps(from: "a", to: "b")
         func start() async throws -> [String] {
-            let said = Said()
-            var o = WorkspaceOptions(root: t.root("b"))
-            o.stateDirectory = t.dir.sub("state-b")
-            o.log = WorkspaceLog { _, m, _ in said.add(m) }
-            o.syncSettleMs = 0
-            let ws = try Workspace(options: o)
+            let (ws, said) = try openB(t)
             _ = try await ws.projectDirtyPages()
             #expect(await texts(ws) == ["stays", "keep, edited on a"])
             await ws.close()
