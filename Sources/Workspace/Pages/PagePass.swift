@@ -302,7 +302,7 @@ extension WorkspaceCore {
             provenance = projections.isEmpty ? .nothingKnown
                 : .editedHere(bases: projections.map(Markdown.parse), presence: records.presence(of: id))
         } else {
-            provenance = opHistory().map { .otherProducer($0, shown: projections.map(Markdown.parse)) } ?? .nothingKnown
+            provenance = opHistory().map { .otherProducer($0, shown: { projections.map(Markdown.parse) }) } ?? .nothingKnown
         }
         var ops = Reconciler.diff(file: parsed, provenance: provenance, model: model, page: id, device: actor,
                                   adopted: { [pages] in pages.adopted.contains($0) },

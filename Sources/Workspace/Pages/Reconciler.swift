@@ -39,8 +39,8 @@ enum Reconciler {
         /// Another producer's (a sync tool's delivery, a conflict copy, a file of another inode): a
         /// state some op produced is a projection, not an edit; a deletion must be proven (Evidence).
         /// `shown`: this device's recent projections of the page, oldest first: the texts an edit in
-        /// the file may have started from (FileDiff.sawText).
-        case otherProducer(OpHistory, shown: [MDPage] = [])
+        /// the file may have started from (FileDiff.sawText), parsed only if an edit asks.
+        case otherProducer(OpHistory, shown: () -> [MDPage] = { [] })
         /// Nothing known (a page file a person just created, or no readable op history): only new
         /// blocks are taken, and a preamble where the page had none.
         case nothingKnown
@@ -365,8 +365,20 @@ struct FileDiff {
     var device: BlockID? = nil
     var adopted: (HLC) -> Bool = { _ in false }
 
-    /// Each block's states as this device's recent projections showed them, oldest first.
-    var shownStates: [BlockID: [Flat]] = [:]
+    /// Each block's states as this device's recent projections showed them, oldest first; worked
+    /// out when an edit first asks (most files another producer delivers edit nothing).
+    var shownStates = ShownStates { [:] }
+
+    final class ShownStates {
+        private var states: [BlockID: [Flat]]?
+        private let make: () -> [BlockID: [Flat]]
+        init(_ make: @escaping () -> [BlockID: [Flat]]) { self.make = make }
+        subscript(id: BlockID) -> [Flat] {
+            let all = states ?? make()
+            states = all
+            return all[id] ?? []
+        }
+    }
 
     /// The states the `file`'s blocks had in `projections` (oldest first), for `shownStates`.
     static func shownStates(of file: [BlockID: Flat], in projections: [MDPage]) -> [BlockID: [Flat]] {
@@ -414,7 +426,7 @@ struct FileDiff {
         let current = Markdown.projected(state.text, state.props)
         if FileDiff.keptWhole(current.text, in: text) { return nil }
         let fromCurrent = FileDiff.bytesApart(current.text, text)
-        guard let older = (shownStates[id] ?? []).last(where: { s in
+        guard let older = shownStates[id].last(where: { s in
             (s.text != current.text || s.props != current.props) && FileDiff.keptWhole(s.text, in: text)
                 && FileDiff.bytesApart(s.text, text) < fromCurrent
         }) else { return nil }
@@ -471,7 +483,7 @@ struct FileDiff {
             baseOrder = Reconciler.ids(in: chosen.blocks)
             // A block shown as an older projection showed it, not as the base does: the buffer is
             // older than the base (whose own base was not kept). That block's state is no edit.
-            shownStates = FileDiff.shownStates(of: file, in: bases)
+            shownStates = ShownStates { FileDiff.shownStates(of: file, in: bases) }
             for older in bases {
                 if older == chosen { continue }
                 var flat: [BlockID: Flat] = [:]
@@ -487,7 +499,7 @@ struct FileDiff {
             for (id, f) in file where model.blocks[id]?.page == page && !matched.contains(id) {
                 evidence.take(id, text: f.text, props: f.props, history: history)
             }
-            shownStates = FileDiff.shownStates(of: file, in: shown)
+            shownStates = ShownStates { FileDiff.shownStates(of: file, in: shown()) }
         case .nothingKnown:
             break
         }
