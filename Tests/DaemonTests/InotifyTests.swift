@@ -76,12 +76,23 @@ private func deliver(_ inbox: String, _ name: String) throws {
         }
     }
 
+    /// A temporary directory (`dir`) with a `journals/` a watcher watches as a page directory.
+    struct WatchedJournals {
+        let dir = TempDir("inotify")
+        let journals: String
+        let watcher: InotifyWatcher
+
+        init() throws {
+            journals = dir.sub("journals")
+            try Durable.makeDirectory(journals, mode: 0o755)
+            watcher = try InotifyWatcher()
+            try watcher.watchPages(journals)
+        }
+    }
+
     @Test func inotify_reports_hand_edits_of_pages() throws {
-        let t = TempDir("inotify")
-        let journals = t.sub("journals")
-        try Durable.makeDirectory(journals, mode: 0o755)
-        let w = try InotifyWatcher()
-        try w.watchPages(journals)
+        let watched = try WatchedJournals()
+        let (journals, w) = (watched.journals, watched.watcher)
         try writeText(Path.join(journals, "2026_12_02.md"), "- edited by hand\n")
         let events = try w.readEvents()
         #expect(events.contains(.pageChanged(path: Path.join(journals, "2026_12_02.md"), origin: .editedHere)))
@@ -98,13 +109,10 @@ private func deliver(_ inbox: String, _ name: String) throws {
     }
 
     @Test func a_rename_from_a_sync_tools_temporary_is_a_delivery_any_other_save_a_person() throws {
-        let t = TempDir("inotify")
-        let journals = t.sub("journals")
-        let elsewhere = t.sub("elsewhere")
-        try Durable.makeDirectory(journals, mode: 0o755)
+        let watched = try WatchedJournals()
+        let (journals, w) = (watched.journals, watched.watcher)
+        let elsewhere = watched.dir.sub("elsewhere")
         try Durable.makeDirectory(elsewhere, mode: 0o755)
-        let w = try InotifyWatcher()
-        try w.watchPages(journals)
         let page = "2026_12_02.md"
         func renamed(from temp: String, in dir: String) throws -> PageFileOrigin? {
             try writeText(Path.join(dir, temp), "- x\n")
@@ -132,11 +140,8 @@ private func deliver(_ inbox: String, _ name: String) throws {
     /// are `.removed`, so the page waits for what comes to its name; the second half, the
     /// temporary renamed in, is a delivery.
     @Test func a_page_file_unlinked_or_renamed_away_is_removed_and_the_rename_in_a_delivery() throws {
-        let t = TempDir("inotify")
-        let journals = t.sub("journals")
-        try Durable.makeDirectory(journals, mode: 0o755)
-        let w = try InotifyWatcher()
-        try w.watchPages(journals)
+        let watched = try WatchedJournals()
+        let (journals, w) = (watched.journals, watched.watcher)
         let page = Path.join(journals, "2026_12_02.md")
         try writeText(page, "- x\n")
         _ = try w.readEvents()

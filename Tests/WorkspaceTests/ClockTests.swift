@@ -81,12 +81,17 @@ func update(_ id: BlockID, _ text: String, _ hlc: HLC) -> Op {
     await again.close()
 }
 
-@Test func hand_edit_after_a_far_future_peer_edit_wins() async throws {
+/// A workspace with one capture, "as captured", projected; and its block's id.
+func oneCapture() async throws -> (TestWorkspace, Workspace, BlockID) {
     let t = TestWorkspace()
     let ws = try t.open()
     _ = try await ws.appendCaptures([capture("as captured")])
     _ = try await ws.projectDirtyPages()
-    let id = try #require(BlockID(await ws.journalBlocks(day1)[0].id))
+    return (t, ws, try #require(BlockID(await ws.journalBlocks(day1)[0].id)))
+}
+
+@Test func hand_edit_after_a_far_future_peer_edit_wins() async throws {
+    let (t, ws, id) = try await oneCapture()
     // A peer decades ahead, its counter at the maximum, rewrote the line.
     let peer = BlockID.random()
     try deliverPeerOps(t.root, peer, [update(id, "from the future", HLC(wall: wallClockMilliseconds() + thirtyYears,
@@ -274,11 +279,7 @@ func update(_ id: BlockID, _ text: String, _ hlc: HLC) -> Op {
 /// edit of a block a peer stamped at its very top is kept, in the range, across restarts.
 @Test(arguments: ["past the range", "at its top", "just below its top"])
 func an_edit_of_a_block_a_peer_stamped_at_the_limit_is_kept_across_restarts(_ peerStamp: String) async throws {
-    let t = TestWorkspace()
-    let ws = try t.open()
-    _ = try await ws.appendCaptures([capture("as captured")])
-    _ = try await ws.projectDirtyPages()
-    let id = try #require(BlockID(await ws.journalBlocks(day1)[0].id))
+    let (t, ws, id) = try await oneCapture()
     let peer = BlockID.random()
     let stamp: HLC
     switch peerStamp {

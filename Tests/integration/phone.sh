@@ -13,6 +13,7 @@ fi
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib/common.sh"
 source "$here/lib/syncthing.sh"
+source "$here/lib/scenario.sh"
 DEVS=(a b phone)
 OUTLDS=(a b)
 FOLDER=outl
@@ -20,8 +21,6 @@ SETTLE=${OUTL_SYNC_SETTLE:-40}
 # outld takes a delivered page's unexplained changes once nothing has arrived for this long.
 export OUTL_SYNC_SETTLE_MS=${OUTL_SYNC_SETTLE_MS:-2000}
 declare -A WSD OUTLD_PID
-RESULTS=$T/results
-: >"$RESULTS"
 
 on_exit() {
   local rc=$? d
@@ -43,12 +42,6 @@ on_exit() {
 trap on_exit EXIT
 trap 'echo "FAIL: phone.sh ran out of time (${OUTL_PHONE_TIMEOUT:-300}s) at ${SECONDS}s"; exit 124' TERM
 
-die() { printf 'FAIL: %s: %s\n' "$1" "$2"; exit 1; }
-step() { printf -- '-- [%3ds] %s\n' "$SECONDS" "$*"; }
-ok() { printf 'ok   %s\n' "$*" | tee -a "$RESULTS"; }
-fail() { printf 'FAIL %s\n' "$*" | tee -a "$RESULTS"; }
-
-dev_env() { local h=$T/$1/home; DEVENV=(HOME="$h" XDG_CONFIG_HOME="$h/.config" XDG_STATE_HOME="$h/.local/state"); }
 start_outld() {
   local d=$1
   dev_env "$d"
@@ -224,9 +217,4 @@ for d in "${OUTLDS[@]}"; do
 done
 if out=$(st_loopback_only "${DEVS[@]}"); then ok "Syncthing sockets: $out"; else fail "Syncthing sockets: $out"; fi
 
-total=$(grep -cE '^(ok  |FAIL) ' "$RESULTS" || true)
-failed=$(grep -c '^FAIL' "$RESULTS" || true)
-SUMMARY_DONE=1
-echo "phone: $total checks, $failed failed, ${SECONDS}s"
-if [ "$failed" != 0 ]; then grep '^FAIL' "$RESULTS" | sed 's/^/  /'; exit 1; fi
-echo "phone: ok"
+summarize phone

@@ -13,6 +13,7 @@ fi
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib/common.sh"
 source "$here/lib/syncthing.sh"
+source "$here/lib/scenario.sh"
 CHECKS="$here/lib/sync-checks.py"
 DEVS=(a b)
 FOLDER=outl
@@ -20,8 +21,6 @@ FOLDER=outl
 # run stays inside its budget and still reaches the checks.
 SETTLE=${OUTL_SYNC_SETTLE:-25}
 declare -A WSD OUTLD_PID
-RESULTS=$T/results
-: >"$RESULTS"
 export SYNC_CAPTURES=$T/captures SYNC_EDITS=$T/edits SYNC_ACTORS=$T/actors SYNC_LOGS=$T/outld-logs SYNC_DELETES=$T/deletes
 export SYNC_PAGE_CAPTURES=$T/page-captures
 : >"$SYNC_CAPTURES"; : >"$SYNC_EDITS"; : >"$SYNC_DELETES"; : >"$SYNC_PAGE_CAPTURES"
@@ -56,23 +55,11 @@ on_exit() {
 trap on_exit EXIT
 trap 'echo "FAIL: sync.sh ran out of time (${OUTL_SYNC_TIMEOUT:-300}s) at ${SECONDS}s"; exit 124' TERM
 
-# die STEP WHY: a step of the test itself cannot go on (not the host's fault); exit 1, the trap cleans up.
-die() { printf 'FAIL: %s: %s\n' "$1" "$2"; exit 1; }
-step() { printf -- '-- [%3ds] %s\n' "$SECONDS" "$*"; }
-# ok/fail: one summary line per check, collected for the final count.
-ok() { printf 'ok   %s\n' "$*" | tee -a "$RESULTS"; }
-fail() { printf 'FAIL %s\n' "$*" | tee -a "$RESULTS"; }
 # checks CMD...: runs a lib/sync-checks.py group; its ok/FAIL lines join the results.
 checks() {
   local args=() d
   for d in "${DEVS[@]}"; do args+=("$d=${WSD[$d]}"); done
   python3 "$CHECKS" "$@" "${args[@]}" | tee -a "$RESULTS" || true
-}
-
-# dev_env D: sets DEVENV, D's HOME and XDG directories, for `env "${DEVENV[@]}" CMD`.
-dev_env() {
-  local h=$T/$1/home
-  DEVENV=(HOME="$h" XDG_CONFIG_HOME="$h/.config" XDG_STATE_HOME="$h/.local/state")
 }
 
 outld_ready_count() { local n; n=$(grep -c "^outld: ready:" "$T/$1/outld.log" 2>/dev/null) || true; echo "${n:-0}"; }
@@ -413,13 +400,4 @@ for d in "${DEVS[@]}"; do
   if kill -0 "${OUTLD_PID[$d]}" 2>/dev/null; then stop_outld "$d"; else fail "outld on $d died during the test"; fi
 done
 
-total=$(grep -cE '^(ok  |FAIL) ' "$RESULTS" || true)
-failed=$(grep -c '^FAIL' "$RESULTS" || true)
-SUMMARY_DONE=1
-echo "sync: $total checks, $failed failed, ${SECONDS}s"
-if [ "$failed" != 0 ]; then
-  grep '^FAIL' "$RESULTS" | sed 's/^/  /'
-  [ -n "${OUTL_KEEP_TMP:-}" ] || echo "  (OUTL_KEEP_TMP=1 keeps the two workspaces and all logs)"
-  exit 1
-fi
-echo "sync: ok"
+summarize sync
