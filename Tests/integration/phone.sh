@@ -114,6 +114,15 @@ with open(path, "r+", encoding="utf-8") as f:
 PY
 }
 
+# phone_does WHAT EDIT EXPECTED: the phone saves EDIT (phone_save), Syncthing settles, and every
+# device shows EXPECTED.
+phone_does() {
+  step "the phone $1"
+  phone_save "$2"
+  settle "$1" "${DEVS[@]}"
+  expect "the phone $1" "$3"
+}
+
 # ---- setup -----------------------------------------------------------------------------------------
 st_require
 for d in "${DEVS[@]}"; do
@@ -134,45 +143,30 @@ for n in 1 2 3 4 5; do capture a "ph-$n-end" "$n"; done
 settle "the captures" "${DEVS[@]}"
 expect "the captures" "$(for n in 1 2 3 4 5; do echo "0|phone test ph-$n-end"; done)"
 
-step "the phone edits a text"
-phone_save 'i = find(blocks, "ph-1-end"); blocks[i][0] += " (edited on the phone)"'
-settle "the text edit" "${DEVS[@]}"
-expect "a text edited on the phone" "0|phone test ph-1-end (edited on the phone)
+phone_does "edits a text" 'i = find(blocks, "ph-1-end"); blocks[i][0] += " (edited on the phone)"' "0|phone test ph-1-end (edited on the phone)
 0|phone test ph-2-end
 0|phone test ph-3-end
 0|phone test ph-4-end
 0|phone test ph-5-end"
 
-step "the phone deletes a block"
-phone_save 'del blocks[find(blocks, "ph-2-end")]'
-settle "the deletion" "${DEVS[@]}"
-expect "a block deleted on the phone" "0|phone test ph-1-end (edited on the phone)
+phone_does "deletes a block" 'del blocks[find(blocks, "ph-2-end")]' "0|phone test ph-1-end (edited on the phone)
 0|phone test ph-3-end
 0|phone test ph-4-end
 0|phone test ph-5-end"
 
-step "the phone types a child"
-phone_save 'blocks[find(blocks, "ph-3-end")].append("  - typed on the phone under ph-3")'
-settle "the typed child" "${DEVS[@]}"
-expect "a child typed on the phone" "0|phone test ph-1-end (edited on the phone)
+phone_does "types a child" 'blocks[find(blocks, "ph-3-end")].append("  - typed on the phone under ph-3")' "0|phone test ph-1-end (edited on the phone)
 0|phone test ph-3-end
 1|typed on the phone under ph-3
 0|phone test ph-4-end
 0|phone test ph-5-end"
 
-step "the phone swaps two blocks"
-phone_save 'i, j = find(blocks, "ph-4-end"), find(blocks, "ph-5-end"); blocks[i], blocks[j] = blocks[j], blocks[i]'
-settle "the swap" "${DEVS[@]}"
-expect "two blocks swapped on the phone" "0|phone test ph-1-end (edited on the phone)
+phone_does "swaps two blocks" 'i, j = find(blocks, "ph-4-end"), find(blocks, "ph-5-end"); blocks[i], blocks[j] = blocks[j], blocks[i]' "0|phone test ph-1-end (edited on the phone)
 0|phone test ph-3-end
 1|typed on the phone under ph-3
 0|phone test ph-5-end
 0|phone test ph-4-end"
 
-step "the phone indents a block"
-phone_save 'i = find(blocks, "ph-4-end"); b = blocks.pop(i); blocks[find(blocks, "ph-5-end")] += ["  " + l for l in b]'
-settle "the indent" "${DEVS[@]}"
-expect "a block indented on the phone" "0|phone test ph-1-end (edited on the phone)
+phone_does "indents a block" 'i = find(blocks, "ph-4-end"); b = blocks.pop(i); blocks[find(blocks, "ph-5-end")] += ["  " + l for l in b]' "0|phone test ph-1-end (edited on the phone)
 0|phone test ph-3-end
 1|typed on the phone under ph-3
 0|phone test ph-5-end
