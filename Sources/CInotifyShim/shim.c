@@ -33,6 +33,7 @@ uint32_t CInotifyShim_mask_delete(void) { return IN_DELETE; }
 uint32_t CInotifyShim_mask_deleteSelf(void) { return IN_DELETE_SELF; }
 uint32_t CInotifyShim_mask_moveSelf(void) { return IN_MOVE_SELF; }
 uint32_t CInotifyShim_mask_onlyDir(void) { return IN_ONLYDIR; }
+uint32_t CInotifyShim_mask_dontFollow(void) { return IN_DONT_FOLLOW; }
 uint32_t CInotifyShim_mask_isDir(void) { return IN_ISDIR; }
 uint32_t CInotifyShim_mask_ignored(void) { return IN_IGNORED; }
 uint32_t CInotifyShim_mask_queueOverflow(void) { return IN_Q_OVERFLOW; }

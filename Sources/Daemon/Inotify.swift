@@ -23,6 +23,12 @@ public enum WatchEvent: Equatable, Sendable {
     case inboxGone(String)
     /// A directory of a gone inbox's name exists again and is watched again: rescan it.
     case inboxReturned(String)
+    /// `.outl/ops` was deleted or moved away (a peer replaced it): its watch is gone.
+    case opsGone(String)
+    /// journals/ or pages/ was deleted or moved away: its watch is gone.
+    case pagesGone(String)
+    /// `.outl` was deleted or moved away: the inbox and op watches in it follow the old directory.
+    case ownGone(String)
     /// The kernel dropped events (IN_Q_OVERFLOW): rescan everything.
     case overflow
     /// A file left an inbox (deleted, or moved to rejected/): what `outld --once` waiters watch for.
@@ -37,6 +43,8 @@ public final class InotifyWatcher {
         var inbox = false
         var pages = false
         var ops = false
+        /// `.outl`: only its going away is watched (a peer replacing it takes every own directory).
+        var own = false
         /// Names of gone inboxes in this directory we wait to see created again.
         var awaited: Set<String> = []
     }
@@ -51,8 +59,13 @@ public final class InotifyWatcher {
     private static let inboxMask = CInotifyShim_mask_movedTo() | CInotifyShim_mask_closeWrite()
         | CInotifyShim_mask_deleteSelf() | CInotifyShim_mask_moveSelf() | CInotifyShim_mask_onlyDir()
         | CInotifyShim_mask_delete() | CInotifyShim_mask_movedFrom()
+    /// Page and op directories are inside the workspace, where a link is never followed, not even
+    /// by a watch (an inbox outside it may be reached through the person's own link).
     private static let pagesMask = CInotifyShim_mask_closeWrite() | CInotifyShim_mask_movedTo()
-        | CInotifyShim_mask_delete() | CInotifyShim_mask_movedFrom() | CInotifyShim_mask_onlyDir()
+        | CInotifyShim_mask_delete() | CInotifyShim_mask_movedFrom() | CInotifyShim_mask_onlyDir() | CInotifyShim_mask_dontFollow()
+    /// Page and op directories are watched going away too (a peer replacing one), so a watch never
+    /// follows a directory renamed out of the workspace.
+    private static let selfMask = CInotifyShim_mask_deleteSelf() | CInotifyShim_mask_moveSelf()
     /// On the parent of a gone inbox: a directory created or renamed in (IN_CREATE is 0x100).
     private static let parentMask = UInt32(0x100) | CInotifyShim_mask_movedTo() | CInotifyShim_mask_onlyDir()
 
@@ -88,6 +101,11 @@ public final class InotifyWatcher {
         try add(dir) { $0.ops = true }
     }
 
+    /// Watches `.outl` for going away.
+    public func watchOwn(_ dir: String) throws {
+        try add(dir) { $0.own = true }
+    }
+
     /// Stops watching `dir` in every role.
     public func unwatch(_ dir: String) {
         for (wd, w) in watches where w.path == dir {
@@ -99,7 +117,8 @@ public final class InotifyWatcher {
     private func mask(for w: Watch) -> UInt32 {
         var m: UInt32 = 0
         if w.inbox { m |= Self.inboxMask }
-        if w.pages || w.ops { m |= Self.pagesMask }
+        if w.pages || w.ops { m |= Self.pagesMask | Self.selfMask }
+        if w.own { m |= Self.selfMask | CInotifyShim_mask_onlyDir() | CInotifyShim_mask_dontFollow() }
         if !w.awaited.isEmpty { m |= Self.parentMask }
         return m
     }
@@ -159,6 +178,9 @@ public final class InotifyWatcher {
                 out.append(.inboxGone(w.path))
                 awaitReturn(of: w.path, into: &out)
             }
+            if w.ops { out.append(.opsGone(w.path)) }
+            if w.pages { out.append(.pagesGone(w.path)) }
+            if w.own { out.append(.ownGone(w.path)) }
             return
         }
 
@@ -183,7 +205,7 @@ public final class InotifyWatcher {
                      || has(CInotifyShim_mask_delete()) || has(CInotifyShim_mask_movedFrom())) {
             out.append(.opsChanged(name: name))
         }
-        if w.pages && (has(Self.pagesMask & ~CInotifyShim_mask_onlyDir())) {
+        if w.pages && (has(Self.pagesMask & ~(CInotifyShim_mask_onlyDir() | CInotifyShim_mask_dontFollow()))) {
             out.append(.pageChanged(path: Path.join(w.path, name), origin: origin(wd: wd, mask: mask, cookie: cookie, name: name)))
         }
     }
@@ -225,7 +247,7 @@ public final class InotifyWatcher {
     /// Narrows a parent's watch once nothing is awaited there (and drops it if it has no role left).
     private func refreshParentMask(_ wd: Int32) {
         guard let w = watches[wd], w.awaited.isEmpty else { return }
-        if !w.inbox && !w.pages {
+        if !w.inbox && !w.pages && !w.ops && !w.own {
             watches[wd] = nil
             _ = CInotifyShim_removeWatch(fd, wd)
         } else {

@@ -32,6 +32,8 @@ public enum MessageID: String, CaseIterable, Sendable {
     case concurrentEdit = "22523bc7b9b248d7a62fd3c6a5214516"
     /// A block deleted on this device brought back by another device's edit made without seeing it.
     case broughtBack = "a325a032952746bf88ebd2febf63b946"
+    /// A directory of outl's own (`.outl`, `.outl/ops`, ...) found as a link, a FIFO or a file, set right.
+    case folderRepaired = "e57e92d80dc64c03a80e713f72b7aa77"
 }
 
 public final class JournalLog {
@@ -211,11 +213,14 @@ public final class JournalLog {
     /// A page file that cannot be read or written (once per page and reason): ERR, MESSAGE_ID
     /// pageFailing; written again: INFO, MESSAGE_ID pageRecovered. `path` is relative to the workspace.
     public func pageFailure(path: String, reason: String, recovered: Bool) {
+        // A folder (journals, pages) that is not a directory fails for all its pages at once.
+        let folder = !path.hasSuffix(".md")
         if recovered {
-            emit(priority: LOG_INFO, id: .pageRecovered, message: "\(path): written again", fields: [("OUTL_PAGE_FILE", path)])
+            emit(priority: LOG_INFO, id: .pageRecovered, message: "\(path): \(folder ? "its pages are " : "")written again", fields: [("OUTL_PAGE_FILE", path)])
         } else {
             emit(priority: LOG_ERR, id: .pageFailing,
-                 message: "\(path) \(reason); this page is not written until that changes (every other page is, and its blocks stay in the op log)",
+                 message: "\(path) \(reason); \(folder ? "no page in it is" : "this page is not") written until that changes "
+                    + "(every other page is, and its blocks stay in the op log)",
                  fields: [("OUTL_PAGE_FILE", path), ("OUTL_REASON", reason)])
         }
     }

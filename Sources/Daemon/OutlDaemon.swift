@@ -55,6 +55,7 @@ public final class OutlDaemon {
 
         let daemon = RunningDaemon(options: options, config: config, log: log, signals: signals,
                                    io: io, workspace: workspace, watcher: watcher)
+        daemon.unwatchedPageDirectories = unwatchedPageDirectories
         daemon.reportStampsAhead(await workspace.stampsHeldBackAtBoot)
         WorkspaceStart.sayDeletedWhileAway(await workspace.deletedWhileAway, log: log)
         await daemon.catchUp()
@@ -104,6 +105,9 @@ public final class OutlDaemon {
         }
     }
 
+    /// journals/ or pages/ found not to be directories at the start: watched once they are.
+    private var unwatchedPageDirectories: Set<String> = []
+
     /// Watches every inbox (created if a writer has not run yet), the page folders and the op logs.
     private func watchWorkspace() throws -> InotifyWatcher {
         let root = config.workspaceRoot
@@ -113,22 +117,24 @@ public final class OutlDaemon {
             let watcher = try InotifyWatcher()
             for inbox in config.drainedInboxes {
                 step = "create the inbox \(inbox)"
-                try Inbox.ensure(inbox, workspace: root)
+                // An inbox a peer made a link costs only that inbox: each pass says it is refused
+                // (the workspace's own, below .outl, the boot set right).
+                do { try Inbox.ensure(inbox, workspace: root) } catch is UnsafeComponent { continue }
                 step = "watch the inbox \(inbox)"
                 try watcher.watchInbox(inbox)
             }
+            // A journals/ or pages/ that is not a directory costs only its pages: the page passes
+            // say so, and it is watched once it is one again (RunningDaemon.watchPageDirectories).
             for dir in ["journals", "pages"] {
-                let path = Path.join(root, dir)
-                step = "create \(path)"
-                try Durable.makeDirectory(path, mode: 0o755)
-                step = "watch \(path)"
-                try watcher.watchPages(path)
+                step = "create \(Path.join(root, dir))"
+                if try !RunningDaemon.watchPages(dir, root: root, watcher: watcher) { unwatchedPageDirectories.insert(dir) }
             }
             let opsDir = Path.join(root, ".outl/ops")
             step = "create \(opsDir)"
-            try Durable.makeDirectory(opsDir, mode: 0o755)
+            try WorkspaceStart.setRightOwnDirectory(opsDir, config, log: log, mode: 0o755)
             step = "watch \(opsDir)"
             try watcher.watchOps(opsDir)
+            try watcher.watchOwn(Path.parent(of: opsDir))
             return watcher
         } catch {
             log.error("cannot \(step): \(error)")

@@ -156,6 +156,7 @@ final class RunningDaemon {
                 for inbox in config.drainedInboxes {  // new in the configuration, or removed meanwhile
                     do { try prepareInbox(inbox) } catch { log.warning("cannot prepare inbox \(inbox): \(error)") }
                 }
+                watchOpDirectory()
                 await catchUp()
                 wake.drain = true
             }
@@ -296,6 +297,19 @@ final class RunningDaemon {
             case .inboxReturned: batch.wake.drain = true
             case .pageChanged(let path, let origin): batch.changedPages[path] = origin
             case .opsChanged: batch.opsChanged = true
+            case .opsGone, .ownGone:
+                // Made (or set right) again and watched; the merge finds what is there now, and this
+                // device's own op log is written again from its archive.
+                watchOpDirectory()
+                let own = Path.join(config.workspaceRoot, ".outl")
+                for inbox in config.drainedInboxes where DirectoryWalk.components(of: inbox, below: own) != nil {
+                    do { try prepareInbox(inbox) } catch { log.warning("cannot prepare inbox \(inbox): \(error)") }
+                }
+                batch.opsChanged = true
+                batch.wake.drain = true
+            case .pagesGone(let dir):
+                unwatchedPageDirectories.insert(Path.lastComponent(dir))
+                watchPageDirectories()
             case .fileRemoved: break
             }
         }
@@ -330,10 +344,45 @@ final class RunningDaemon {
         config.drainedInboxes = inboxes
     }
 
-    /// Creates an inbox if it is missing (a writer may not have run yet) and watches it.
+    /// Makes an inbox there again and watches it; the workspace's own inbox (below .outl), if a peer
+    /// replaced it by a link or a file, is set right first (Workspace.setRightOwnDirectory).
     private func prepareInbox(_ inbox: String) throws {
+        try WorkspaceStart.setRightOwnDirectory(inbox, config, log: log, mode: 0o700)
         try Inbox.ensure(inbox, workspace: config.workspaceRoot)
         try watcher.watchInbox(inbox)
+    }
+
+    /// `.outl` and `.outl/ops` made (set right if a peer replaced them) and watched again: after one
+    /// went away (with the inboxes below `.outl`), and at a rescan.
+    func watchOpDirectory() {
+        let root = config.workspaceRoot, ops = Path.join(root, ".outl/ops")
+        do {
+            try WorkspaceStart.setRightOwnDirectory(ops, config, log: log, mode: 0o755)
+            try watcher.watchOps(ops)
+            try watcher.watchOwn(Path.join(root, ".outl"))
+        } catch { log.error("cannot watch \(ops) again: \(error); other devices' ops are merged at the next rescan") }
+    }
+
+    /// `dir` (journals or pages) made if missing and watched, without following a link: false (and
+    /// not watched) when a link or a file stands there, a peer's doing that only its pages pay for.
+    static func watchPages(_ dir: String, root: String, watcher: InotifyWatcher) throws -> Bool {
+        let path = Path.join(root, dir)
+        do { try DirectoryWalk.open(path, beneath: root, create: 0o755).close() } catch is UnsafeComponent { return false }
+        try watcher.watchPages(path)
+        return true
+    }
+
+    /// Page directories not watched since they were found not to be directories.
+    var unwatchedPageDirectories: Set<String> = []
+
+    /// Watches the page directories that are directories again (called as failing pages are retried).
+    func watchPageDirectories() {
+        for dir in unwatchedPageDirectories.sorted() {
+            if (try? RunningDaemon.watchPages(dir, root: config.workspaceRoot, watcher: watcher)) == true {
+                unwatchedPageDirectories.remove(dir)
+                log.info("\(Path.join(config.workspaceRoot, dir)) is a directory again: hand edits in it are watched")
+            }
+        }
     }
 
     /// Merges what other devices' op files gained, a slice of it: the pages it touches are dirty,
@@ -392,6 +441,7 @@ final class RunningDaemon {
     /// Judges the page files that wait for other devices' ops, and sets when to judge them next;
     /// not while a merge is read in slices (they wait for its end, which judges them).
     private func judgeWaiting() async {
+        if !unwatchedPageDirectories.isEmpty { watchPageDirectories() }
         guard !merge.active else { deadlines.judgeWaiting = nil; return }
         do {
             deadlines.judgeWaiting = try await workspace.judgeWaiting()

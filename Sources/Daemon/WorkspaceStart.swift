@@ -1,10 +1,11 @@
 // WorkspaceStart: what outld and `outld --once` do before they open the workspace, in one place.
 // The daemon creates its workspace on first start, and the log says so; `--once` (a script's
-// one-shot) never creates one, wherever its path came from, so a typo never becomes a directory. An inbox inside the workspace reached through a link (`.outl` or
-// `.outl/captures` replaced by one) is refused before anything is booted or created through it.
-// Each failure maps to the sysexits status that says what it is (Sysexits, shared by every program):
-// 73 no such workspace or a linked inbox, 77 permission or a read-only file system, 74 a full or
-// failing disk, 69 unusable otherwise.
+// one-shot) never creates one, wherever its path came from, so a typo never becomes a directory.
+// Nothing a peer can put inside the workspace stops a start: outl's own directories replaced by a
+// link or a file are set right by the boot (FolderRepair), and anything else costs only what lives
+// there. Each failure maps to the sysexits status that says what it is (Sysexits, shared by every
+// program): 73 no such workspace, 77 permission or a read-only file system, 74 a full or failing
+// disk, 69 unusable otherwise.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +23,7 @@ enum WorkspaceStart {
         let e: Errno
         do {
             let st = try Sys.statFollowingLinks(root)
-            if st.st_mode & S_IFMT == S_IFDIR { return refusedInbox(config, log: log) }
+            if st.st_mode & S_IFMT == S_IFDIR { return nil }
             log.error("the workspace \(root) is not a directory")
             return 73
         } catch {
@@ -49,22 +50,6 @@ enum WorkspaceStart {
         return nil
     }
 
-    /// 73 after one line naming it, when an inbox inside the workspace has a link (or a file)
-    /// where a directory belongs; nil when every one is a directory or not there yet.
-    static func refusedInbox(_ config: OutlConfig, log: JournalLog) -> Int32? {
-        for inbox in config.drainedInboxes {
-            do {
-                try Inbox.open(inbox, workspace: config.workspaceRoot).close()
-            } catch let e as UnsafeComponent {
-                log.error("refused: \(e); no capture in its target is read or deleted")
-                return 73
-            } catch {
-                continue  // missing (made later) or unreadable: the steps after say so in their words
-            }
-        }
-        return nil
-    }
-
     /// What other devices deleted here while no outld ran (Workspace.deletedWhileAway), said once
     /// at the start as a live merge says it.
     static func sayDeletedWhileAway(_ byDevice: [String: DeviceMerge], log: JournalLog) {
@@ -79,17 +64,7 @@ enum WorkspaceStart {
         var w = WorkspaceOptions(root: config.workspaceRoot)
         w.stateDirectory = config.stateDirectory
         w.journalFileFormat = config.journalFileFormat.flatMap(JournalFileFormat.init(setting:))
-        // One way to say what happened: the workspace's levels and fields become journal entries.
-        // The events with a catalog entry of their own are named by the workspace (OUTL_EVENT).
-        w.log = WorkspaceLog(sink: { level, message, fields in
-            switch (level, fields[WorkspaceLog.event]) {
-            case (_, WorkspaceLog.concurrentEdit?): log.warning(message, id: .concurrentEdit, fields: fields)
-            case (_, WorkspaceLog.broughtBack?): log.warning(message, id: .broughtBack, fields: fields)
-            case (.info, _): log.info(message, fields: fields)
-            case (.warning, _): log.warning(message, fields: fields)
-            case (.error, _): log.error(message, fields: fields)
-            }
-        })
+        w.log = workspaceLog(log)
         w.onPageFailure = { f, recovered in log.pageFailure(path: f.path, reason: f.reason, recovered: recovered) }
         // A pass never holds the loop (or a --once drain) for more than a slice: what is left is
         // written by the passes after it.
@@ -97,8 +72,29 @@ enum WorkspaceStart {
         return w
     }
 
+    /// One way to say what happened: the workspace's levels and fields become journal entries.
+    /// The events with a catalog entry of their own are named by the workspace (OUTL_EVENT).
+    static func workspaceLog(_ log: JournalLog) -> WorkspaceLog {
+        WorkspaceLog(sink: { level, message, fields in
+            switch (level, fields[WorkspaceLog.event]) {
+            case (_, WorkspaceLog.concurrentEdit?): log.warning(message, id: .concurrentEdit, fields: fields)
+            case (_, WorkspaceLog.broughtBack?): log.warning(message, id: .broughtBack, fields: fields)
+            case (_, WorkspaceLog.folderRepaired?): log.warning(message, id: .folderRepaired, fields: fields)
+            case (.info, _): log.info(message, fields: fields)
+            case (.warning, _): log.warning(message, fields: fields)
+            case (.error, _): log.error(message, fields: fields)
+            }
+        })
+    }
+
+    /// Sets right a directory of outl's own that went away or was replaced (Workspace.setRightOwnDirectory).
+    static func setRightOwnDirectory(_ dir: String, _ config: OutlConfig, log: JournalLog, mode: mode_t) throws {
+        _ = try Workspace.setRightOwnDirectory(dir, root: config.workspaceRoot, stateDirectory: config.stateDirectory,
+                                               log: workspaceLog(log), mode: mode)
+    }
+
     /// The exit status for an error opening or preparing the workspace (not the lock: that is 75);
-    /// a link inside the workspace where a directory belongs is 73, as for the inbox.
+    /// a link inside the workspace where a directory belongs (one not outl's own) is 73.
     static func status(of error: Error) -> Int32 {
         let e: Errno?
         switch error {
@@ -113,11 +109,13 @@ enum WorkspaceStart {
     }
 
     /// Before a drain: an inbox or op log we may not write is a permission problem no retry
-    /// fixes (77), said plainly, rather than a drain that defers forever.
+    /// fixes (77), said plainly, rather than a drain that defers forever. Only real directories are
+    /// asked: a link or a file at one of their names is a peer's, set right or refused on its own.
     static func permissionProblem(_ config: OutlConfig) -> String? {
+        func isDirectory(_ path: String) -> Bool { (try? Sys.lstat(path)).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false }
         let ops = Path.join(config.workspaceRoot, ".outl/ops")
-        let dirs = config.drainedInboxes + [(try? Sys.access(ops, F_OK)) != nil ? ops : config.workspaceRoot]
-        for dir in dirs where (try? Sys.access(dir, F_OK)) != nil {
+        let dirs = config.drainedInboxes + [isDirectory(ops) ? ops : config.workspaceRoot]
+        for dir in dirs where isDirectory(dir) || dir == config.workspaceRoot {
             do { try Sys.access(dir, R_OK | W_OK | X_OK) } catch { return "cannot drain \(dir): \(error)" }
         }
         return nil

@@ -67,13 +67,29 @@ public final class HeldDirectories {
                 }
                 drop(prefix)
             }
-            let fd = try DirectoryWalk.open(Path.join(root, prefix), beneath: parentPrefix.isEmpty ? root : Path.join(root, parentPrefix),
-                                            create: create, from: parent)
+            let fd = try openComponent(prefix, parentPrefix, from: parent, create: create)
             let h = try Held(fd, checked: generation)
             held[prefix] = h
             parent = h.fd
         }
         return parent
+    }
+
+    /// Directories only this program writes into (`.outl` and below): a link or a file found where
+    /// one of them belongs, when asked to create it, is taken away (OwnDirectory) and said to
+    /// `takenAway`; nil: refused like any other.
+    public var own: (prefix: String, keepingUpTo: Int, takenAway: (OwnDirectory.Removed) -> Void)?
+
+    private func openComponent(_ prefix: String, _ parentPrefix: String, from parent: FileDescriptor, create: mode_t?) throws -> FileDescriptor {
+        let path = Path.join(root, prefix), parentPath = parentPrefix.isEmpty ? root : Path.join(root, parentPrefix)
+        do {
+            return try DirectoryWalk.open(path, beneath: parentPath, create: create, from: parent)
+        } catch let u as UnsafeComponent {
+            guard create != nil, let own, prefix == own.prefix || prefix.hasPrefix(own.prefix + "/"),
+                  let r = try OwnDirectory.takeAway(u.path, beneath: root, keepingUpTo: own.keepingUpTo) else { throw u }
+            own.takenAway(r)
+            return try DirectoryWalk.open(path, beneath: parentPath, create: create, from: parent)
+        }
     }
 
     /// The names in the directory at `rel` (checked as `directory` does), without "." and "..",

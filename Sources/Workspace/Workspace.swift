@@ -1,5 +1,8 @@
 // Workspace: the one writer of a workspace, as a Swift actor. The drain and the daemon call it; reads
 // come from its state. Invariant: one instance per device and workspace (the device write lock).
+#if canImport(Glibc)
+import Glibc
+#endif
 import SystemCalls
 
 /// Where the workspace says what happened: one sink with a level and journal fields
@@ -20,6 +23,7 @@ public struct WorkspaceLog {
     public static let event = "OUTL_EVENT"
     public static let concurrentEdit = "concurrent-edit"
     public static let broughtBack = "brought-back"
+    public static let folderRepaired = "folder-repaired"
 
     func callAsFunction(_ message: String, _ fields: [String: String] = [:]) { sink(.info, message, fields) }
     func warning(_ message: String, _ fields: [String: String] = [:]) { sink(.warning, message, fields) }
@@ -275,6 +279,27 @@ public actor Workspace {
     /// block brought back), oldest first, as recorded in the state directory (read by `outl status`).
     public static func recordedNotices(root: String, stateDirectory: String?) -> [Notice] {
         NoticeRecord.read(Path.join(DeviceState.directory(root: root, stateDirectory: stateDirectory), NoticeRecord.fileName))
+    }
+
+    /// Sets right a directory of outl's own below `<root>/.outl` (an inbox there) that a peer or a
+    /// sync tool replaced by a link, a FIFO or a file (FolderRepair), making it when missing; true
+    /// when `path` is such a directory now. Anything not below `.outl` is left as it is (false).
+    /// Needs no open workspace: the daemon calls it for an inbox that went away.
+    public static func setRightOwnDirectory(_ path: String, root: String, stateDirectory: String?, log: WorkspaceLog,
+                                            mode: mode_t = 0o700) throws -> Bool {
+        guard let parts = DirectoryWalk.components(of: path, below: root), parts.first == FolderRepair.ownPrefix else { return false }
+        let stateDir = DeviceState.directory(root: root, stateDirectory: stateDirectory)
+        let repair = FolderRepair(root: root, setAside: SetAside(stateDir: stateDir, log: log), log: log)
+        repair.record(in: NoticeRecord(stateDir: stateDir, writable: true))
+        try repair.open(parts.joined(separator: "/"), mode: mode).close()
+        return true
+    }
+
+    /// What this device keeps set aside (SetAside: what others put where its own things belong).
+    public static func setAsideSummary(root: String, stateDirectory: String?) -> SetAsideSummary {
+        let dir = Path.join(DeviceState.directory(root: root, stateDirectory: stateDirectory), SetAside.directoryName)
+        let files = SetAside.files(dir)
+        return SetAsideSummary(directory: dir, files: files.count, bytes: files.reduce(0) { $0 + $1.bytes })
     }
 
     /// A file under journals/ or pages/ changed on disk (inotify): reconcile it now, reading it as

@@ -13,6 +13,8 @@ final class WorkspaceCore {
     /// journals/, pages/ and .outl/'s directories, held open between passes (HeldDirectories).
     let directories: HeldDirectories
     let opsDir: String
+    /// Sets right outl's own directories a peer replaced (nil when read-only).
+    let repair: FolderRepair?
     let tmpDir: String
     private var locks: WriteLocks
     /// Opened to read only: nothing is written, the page index included.
@@ -77,11 +79,17 @@ final class WorkspaceCore {
         // The locks first: a second process must never mint an actor or touch an ops file. A
         // read-only open takes no lock, mints nothing and treats every ops file as another's.
         var taken = options.readOnly ? WriteLocks.none : try WriteLocks(root: root, stateDir: stateDir)
-        do { try WorkspaceCore.refuseLinks(root) } catch { taken.release(); throw error }
+        repair = options.readOnly ? nil : FolderRepair(root: root, setAside: SetAside(stateDir: stateDir, log: log), log: log)
+        notices = NoticeRecord(stateDir: stateDir, writable: !options.readOnly)
+        repair?.record(in: notices)
+        WorkspaceCore.setRightOwnDirectories(root, repair: repair, log: log)
+        directories.own = repair?.heldDirectoriesHook
         seen = SeenOps(stateDir: stateDir, writable: !options.readOnly, log: log)
+        seen.repair = repair
         do {
             actor = options.readOnly ? DeviceState.existingActor(stateDir) : try DeviceState.actor(stateDir)
             follower = OpLogFollower(dir: opsDir, ownName: options.readOnly ? "" : OpLogWriter.fileName(actor), seen: seen, log: log)
+            follower.repair = repair
             let boot = try WorkspaceBoot(follower: follower, actor: actor, progress: options.bootProgress)
             model = boot.model
             clock = boot.clock
@@ -94,9 +102,8 @@ final class WorkspaceCore {
         }
         locks = taken
         follower.directories = directories
-        writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender, seen: seen, log: log)
+        writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender, seen: seen, repair: repair, log: log)
         pages = PageFiles(stateDir: stateDir, records: ReconcilerRecords(stateDir: stateDir, log: log), log: log)
-        notices = NoticeRecord(stateDir: stateDir, writable: !options.readOnly)
         transit = WorkInTransit(root: root, opsDir: opsDir, ownOpFile: OpLogWriter.fileName(actor), settleMs: options.syncSettleMs)
         onPageFailure = options.onPageFailure
         slice = options.pageSlice
@@ -115,17 +122,20 @@ final class WorkspaceCore {
         do { try keepConcurrentEdits() } catch { log.warning("keeping texts edited at once: \(error)") }
     }
 
-    /// The directories the workspace reads and writes: a link (or a file) at one of them is refused
-    /// by name (`UnsafeComponent`), never followed, before any file in them is read or written; a
-    /// missing one is made when first needed. (They are held open after, and each pass checks them
-    /// again: HeldDirectories.)
-    static let ownDirectories = [".outl/ops", ".outl/tmp", ".outl/set-aside", "journals", "pages"]
+    /// outl's own directories that the boot and the first passes use: one that a peer or a sync
+    /// tool made a link, a FIFO or a file is set right before anything is read or written through
+    /// it (FolderRepair), so one bad entry never stops a start. `journals/` and `pages/` are the
+    /// person's: a link there is never removed, and costs only the pages in it (each pass says so).
+    /// A read-only open changes nothing and reads a bad one as missing.
+    static let ownDirectories = [".outl/ops", ".outl/tmp", ".outl/captures"]
 
-    static func refuseLinks(_ root: String) throws {
+    static func setRightOwnDirectories(_ root: String, repair: FolderRepair?, log: WorkspaceLog) {
+        guard let repair else { return }
         for rel in ownDirectories {
-            do { try DirectoryWalk.open(Path.join(root, rel), beneath: root).close() }
-            catch let e as Errno where e == .ENOENT {}
-            catch let e as Errno { throw WorkspaceError.io(e, path: Path.join(root, rel)) }
+            do { try DirectoryWalk.open(Path.join(root, rel), beneath: root).close(); continue }
+            catch let e as Errno where e == .ENOENT { continue }
+            catch {}
+            do { try repair.open(rel, mode: rel == ".outl/ops" ? 0o755 : 0o700).close() } catch { log.error("\(error); it is tried again when it is next needed") }
         }
     }
 

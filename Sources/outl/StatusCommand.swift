@@ -46,6 +46,11 @@ enum StatusCommand {
             out += "pages not written  \(failing.count)\n"
             for f in failing { out += "  \(f.path)  failing: \(f.reason) (since \(localTime(f.sinceMs)))\n" }
         }
+        for (path, why) in misplaced(root: root) { out += "not a directory  \(path): \(why)\n" }
+        let aside = Workspace.setAsideSummary(root: root, stateDirectory: stateDirectory)
+        if aside.files > 0 {
+            out += "set aside  \(aside.files) file\(aside.files == 1 ? "" : "s"), \(aside.bytes) bytes in \(aside.directory) (what others put where this device's own things belong)\n"
+        }
         let told = recentNotices(root: root, stateDirectory: stateDirectory)
         if !told.isEmpty {
             out += "notices    \(told.count) in the last \(noticeDays) days, newest last\n"
@@ -62,6 +67,20 @@ enum StatusCommand {
             }
         }
         return out
+    }
+
+    /// The workspace's directories that something else stands in for (a peer's link, FIFO or file),
+    /// with what becomes of it: outl's own are set right by outld, the page folders are the person's.
+    static func misplaced(root: String) -> [(path: String, why: String)] {
+        [".outl", ".outl/ops", ".outl/tmp", ".outl/captures", "journals", "pages", "assets"].compactMap { rel in
+            let path = Path.join(root, rel)
+            do { try DirectoryWalk.open(path, beneath: root).close() } catch let u as UnsafeComponent where u.path == path {
+                let what = u.kind == .symlink ? "a symbolic link" : "not a directory"
+                return (path, rel.hasPrefix(".outl") ? "\(what); outld sets it right when it next needs it (it is outl's own)"
+                                                       : "\(what), never followed; nothing is written in it until it is a directory again")
+            } catch {}
+            return nil
+        }
     }
 
     /// How far back `status` shows what outld told this device's person, and how many it lists.
@@ -111,13 +130,17 @@ enum StatusCommand {
             .object([("kind", .string(n.kind)), ("block", .string(n.block)), ("device", .string(n.device)),
                      ("time", time(n.atMs)), ("time_ms", .int(n.atMs)), ("message", .string(n.message))])
         }
+        let aside = Workspace.setAsideSummary(root: root, stateDirectory: stateDirectory)
+        let setAside = JSONValue.object([("directory", .string(aside.directory)), ("files", .int(aside.files)), ("bytes", .int(aside.bytes))])
+        let notDirectories: [JSONValue] = misplaced(root: root).map { .object([("path", .string($0.path)), ("why", .string($0.why))]) }
         let faultList: [JSONValue] = faults.map { f in
             .object([("file", .string(f.file)), ("kind", .string(f.kind.rawValue)), ("ops_kept", .int(f.opsKept))])
         }
         return JSONValue.object([
             ("workspace", .string(root)), ("device", .nullable(me)), ("outld", .object(outld)),
             ("op_logs", .array(logs)), ("op_log_faults", .array(faultList)),
-            ("pages_not_written", .array(failing)), ("notices", .array(told)), ("inboxes", .array(boxes)),
+            ("pages_not_written", .array(failing)), ("not_directories", .array(notDirectories)), ("set_aside", setAside),
+            ("notices", .array(told)), ("inboxes", .array(boxes)),
         ]).encoded()
     }
 

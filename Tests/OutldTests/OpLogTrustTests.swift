@@ -64,8 +64,9 @@ import TestSupport
         #expect(count("line before", in: own) == 1 && count("line after", in: own) == 1, "\(how): \(readText(own) ?? "")")
         #expect(count("garbage", in: own) == 0 && count("another device", in: own) == 0, "\(how): \(readText(own) ?? "")")
         if how == "a copy with lines of others" {
-            let aside = Path.join(h.workspace, ".outl/set-aside")
+            let aside = Path.join(stateDir(h), "set-aside")
             let kept = listDir(aside).map { readText(Path.join(aside, $0)) ?? "" }.joined()
+            #expect(!FileManager.default.fileExists(atPath: Path.join(h.workspace, ".outl/set-aside")), "set aside inside the synced folder")
             #expect(kept.contains("garbage a peer appended") && kept.contains("a line of another device"), "set aside: \(kept)")
         }
         // A fresh start from the files alone: each capture once, in the op log and the journal.
@@ -138,30 +139,89 @@ import TestSupport
     }
 }
 
+/// renameat2(2), declared only under _GNU_SOURCE; flag 2 is RENAME_EXCHANGE.
+@_silgen_name("renameat2") private func c_renameat2(_ fromDir: Int32, _ from: UnsafePointer<CChar>, _ toDir: Int32,
+                                                    _ to: UnsafePointer<CChar>, _ flags: UInt32) -> Int32
+func exchange(_ a: String, _ b: String) -> Int32 { c_renameat2(AT_FDCWD, a, AT_FDCWD, b, 2) }
+
 extension OpLogTrustTests {
-    @Test(arguments: [".outl/ops", ".outl/tmp", ".outl/set-aside"])
-    func a_linked_directory_under_outl_is_refused_and_its_target_untouched(_ rel: String) throws {
+    /// What a peer (or a sync tool) can leave where one of outl's own directories belongs.
+    enum Misplaced: String, CaseIterable { case link, fifo, file }
+
+    /// Puts `what` at `rel` in one step (renameat2 RENAME_EXCHANGE, so a running outld sees the
+    /// directory go and the replacement there at once), moving the directory, with what it held, to
+    /// `outside` (the link's target); returns `outside`.
+    func misplace(_ what: Misplaced, at rel: String, in h: OutlHome) throws -> String {
+        let outside = h.tmp.sub("outside-\(UUID().uuidString)")
+        let path = Path.join(h.workspace, rel), swap = Path.join(Path.parent(of: path), ".peer-swap")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        switch what {
+        case .link: try FileManager.default.createSymbolicLink(atPath: swap, withDestinationPath: outside)
+        case .fifo: #expect(mkfifo(swap, 0o644) == 0)
+        case .file: try writeText(swap, "what a peer wrote\n")
+        }
+        #expect(exchange(swap, path) == 0, "renameat2: \(errno)")
+        try FileManager.default.moveItem(atPath: swap, toPath: outside)
+        return outside
+    }
+
+    func isDirectory(_ path: String) -> Bool { ((try? Sys.lstat(path))?.st_mode ?? 0) & S_IFMT == S_IFDIR }
+
+    /// A link, a FIFO or a file where `.outl/ops` or `.outl/tmp` belongs stops nothing: `outld --once`
+    /// sets it right (never following it), drains, exits 0; a file's bytes are kept in the state
+    /// directory; each capture stays once; and a daemon started after it serves.
+    @Test(arguments: [".outl/ops", ".outl/tmp"], Misplaced.allCases)
+    func a_directory_of_outls_own_replaced_by_a_link_fifo_or_file_is_set_right(_ rel: String, _ what: Misplaced) throws {
         let h = try OutlHome()
         _ = try h.captureID("first line")
         #expect(try h.outld(["--once"]).status == 0)
-        // The directory becomes a link to one outside the workspace (holding what it held).
-        let outside = h.tmp.sub("outside")
-        let linked = Path.join(h.workspace, rel)
-        try FileManager.default.createDirectory(atPath: linked, withIntermediateDirectories: true)
-        try FileManager.default.moveItem(atPath: linked, toPath: outside)
-        try FileManager.default.createSymbolicLink(atPath: linked, withDestinationPath: outside)
+        let outside = try misplace(what, at: rel, in: h)
         let before = listDir(outside).map { ($0, readText(Path.join(outside, $0)) ?? "") }
         _ = try h.captureID("second line", at: "2026-12-02T11:00:00Z")
         let once = try h.outld(["--once"])
-        #expect(once.status == 73, "\(rel): \(once.status) \(once.stderr)")
-        #expect(once.stderr.contains("\(linked) is a symbolic link"), "\(rel): \(once.stderr)")
-        let status = try run(binPath("outl"), ["status"], env: h.env)
-        #expect(status.status == 73 && status.stderr.contains("symbolic link"), "\(rel): \(status.status) \(status.stderr)")
-        let d = try h.start()
-        d.process.waitUntilExit()
-        #expect(d.process.terminationStatus == 73, "\(rel): \(d.log)")
+        let path = Path.join(h.workspace, rel)
+        #expect(once.status == 0, "\(rel) \(what): \(once.status) \(once.stderr)")
+        #expect(once.stderr.contains("\(path) was a \(what == .link ? "symbolic link" : what == .fifo ? "FIFO" : "file of")"), "\(once.stderr)")
+        #expect(isDirectory(path), "\(rel) \(what): not a directory again")
+        #expect(h.pending().isEmpty, "\(rel) \(what): a capture still waits: \(h.pending())")
+        for line in ["first line", "second line"] {
+            #expect(count(line, in: ownFile(h)) == 1, "\(rel) \(what): \(line) in \(readText(ownFile(h)) ?? "")")
+            #expect(h.journal().components(separatedBy: "- \(line)").count == 2, "\(rel) \(what):\n\(h.journal())")
+        }
+        if what == .file {
+            let aside = Path.join(stateDir(h), "set-aside")
+            #expect(listDir(aside).map { readText(Path.join(aside, $0)) ?? "" } == ["what a peer wrote\n"], "\(listDir(aside))")
+        }
         let after = listDir(outside).map { ($0, readText(Path.join(outside, $0)) ?? "") }
         #expect(after.map(\.0) == before.map(\.0) && after.map(\.1) == before.map(\.1), "\(rel): the link's target changed: \(after.map(\.0))")
-        #expect(h.pending().count == 1, "\(rel): the waiting capture was taken: \(h.pending())")
+        let status = try run(binPath("outl"), ["status"], env: h.env)
+        #expect(status.status == 0 && status.stdout.contains("notices") && status.stdout.contains(path), "\(status.stdout)")
+        // The start after it serves.
+        let d = try h.start()
+        _ = try h.captureID("third line", at: "2026-12-02T12:00:00Z")
+        #expect(eventually { h.journal().contains("- third line") }, "\(rel) \(what): \(d.log)")
+        #expect(d.stop() == 0)
+    }
+
+    /// The same while outld runs: the next capture lands, and a peer's op file delivered after the
+    /// repair is merged (the op directory is watched again).
+    @Test(arguments: Misplaced.allCases)
+    func op_directory_replaced_while_outld_runs_is_set_right_and_watched_again(_ what: Misplaced) throws {
+        let h = try OutlHome()
+        let d = try h.start()
+        _ = try h.captureID("before")
+        #expect(eventually { h.journal().contains("- before") }, "\(d.log)")
+        _ = try misplace(what, at: ".outl/ops", in: h)
+        _ = try h.captureID("after", at: "2026-12-02T11:00:00Z")
+        #expect(eventually { h.journal().contains("- after") }, "\(what): \(d.log)")
+        #expect(eventually { isDirectory(opsDir(h)) && count("before", in: ownFile(h)) == 1 }, "\(what): \(d.log)")
+        let other = try OutlHome()
+        _ = try other.captureID("from a peer", at: "2026-12-02T12:00:00Z")
+        #expect(try other.outld(["--once"]).status == 0)
+        let theirs = other.opsFiles()[0]
+        try deliver(readText(Path.join(opsDir(other), theirs)) ?? "", to: Path.join(opsDir(h), theirs))
+        #expect(eventually { h.journal().contains("- from a peer") }, "\(what): \(d.log)")
+        #expect(d.stop() == 0)
+        #expect(count("before", in: ownFile(h)) == 1 && count("after", in: ownFile(h)) == 1, "\(readText(ownFile(h)) ?? "")")
     }
 }

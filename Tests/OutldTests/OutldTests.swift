@@ -84,15 +84,17 @@ import TestSupport
             print(len(d["op_logs"]), log["this_device"], log["device"] == d["device"], log["ops"] >= 2, log["last_op_ms"] > 0)
             box = d["inboxes"][0]
             print(box["path"], box["waiting"], box["set_aside"], box["newest_set_aside_reason"].startswith("text has the control character"))
-            print(d["pages_not_written"], d["op_log_faults"], d["notices"])
+            print(d["pages_not_written"], d["op_log_faults"], d["notices"], d["not_directories"])
+            print(d["set_aside"]["files"], d["set_aside"]["bytes"], d["set_aside"]["directory"].endswith("/set-aside"))
             """], stdin: Array(s.stdout.utf8))
         #expect(read.status == 0, "python could not read it: \(read.stderr)\n\(s.stdout)")
         #expect(read.stdout == """
-            ['device', 'inboxes', 'notices', 'op_log_faults', 'op_logs', 'outld', 'pages_not_written', 'workspace']
+            ['device', 'inboxes', 'not_directories', 'notices', 'op_log_faults', 'op_logs', 'outld', 'pages_not_written', 'set_aside', 'workspace']
             running \(d.pid)
             1 True True True True
             \(h.inbox) 0 1 True
-            [] [] []
+            [] [] [] []
+            0 0 True
 
             """, "\(read.stdout)\n\(s.stdout)")
         #expect(try h.outl(["check", "--json"]).status == 64)

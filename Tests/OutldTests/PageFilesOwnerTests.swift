@@ -1,6 +1,6 @@
 // PageFilesOwnerTests: the page-file layer as a user meets it, with the real outld, outl and
 // outl-capture: another spelling of a day beside a synced workspace deletes nothing, one page that
-// cannot be written holds back no other (and says so), a linked journals/ is never read, and no
+// cannot be written holds back no other (and says so), and no
 // restart grows the op log without a person's edit.
 import CaptureFormat
 import Foundation
@@ -129,27 +129,6 @@ import TestSupport
         d.stop()
         let failing = d.log.components(separatedBy: "\n").filter { $0.contains("journals/2026_12_01.md") && $0.contains("not a regular file") }
         #expect(failing.count == 1, "logged \(failing.count) times:\n\(d.log)")
-    }
-
-    @Test(arguments: ["journals", "pages"])
-    func a_linked_page_directory_is_refused_and_its_target_never_read(_ dir: String) throws {
-        let h = try OutlHome()
-        _ = try h.captureID("a line")
-        #expect(try h.outld(["--once"]).status == 0)
-        let elsewhere = h.tmp.sub("elsewhere")
-        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
-        try writeText(Path.join(elsewhere, "2026_12_02.md"), "- SECRET-LINE-42\n")
-        try writeText(Path.join(elsewhere, "secret.md"), "- SECRET-LINE-42\n")
-        let link = Path.join(h.workspace, dir)
-        try? FileManager.default.removeItem(atPath: link)
-        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: elsewhere)
-        _ = try h.captureID("another line")
-        let r = try h.outld(["--once"])
-        #expect(r.status == 73, "status \(r.status): \(r.stderr)")
-        #expect(r.stderr.contains(dir) && r.stderr.contains("link"), "\(r.stderr)")
-        #expect(!opLines(h).contains { $0.contains("SECRET-LINE-42") }, "the link's target reached the op log")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).sorted() == ["2026_12_02.md", "secret.md"])
-        #expect(readText(Path.join(elsewhere, "2026_12_02.md")) == "- SECRET-LINE-42\n")
     }
 
     @Test func ten_restarts_make_no_op_without_a_persons_edit() throws {

@@ -1,7 +1,7 @@
 // UntrustedFolderTests: the workspace is a synced folder, so any file may be at any name in it. The
 // real outld and outl-capture on real temp workspaces meet what a sync tool or a peer can leave there:
 // a capture whose day cannot be named, a rejected/ that is a file or a link, a captures directory
-// (or .outl) replaced by a link, an op file of another device without a newline. Each test names
+// (or .outl) replaced by a link (set right, never followed), an op file of another device without a newline. Each test names
 // what it proves; none of these may stop capture, follow a link, or take unbounded memory.
 import CaptureFormat
 import Foundation
@@ -85,32 +85,43 @@ import TestSupport
         return (target, file)
     }
 
+    /// A peer made the workspace's own inbox (or `.outl`) a link to a directory outside holding a
+    /// capture: the writer refuses it (nothing saved through it), and outld sets it right without
+    /// following it, at every start and while it runs: it starts, serves, and never reads the target.
     @Test(arguments: [".outl/captures", ".outl"])
-    func symlinked_captures_dir_is_refused_and_its_target_untouched(_ linked: String) throws {
+    func symlinked_captures_dir_is_set_right_and_its_target_untouched(_ linked: String) throws {
         let h = try OutlHome()
         try FileManager.default.createDirectory(atPath: Path.join(h.workspace, "journals"), withIntermediateDirectories: true)
-        let (target, file) = try linkedAway(h, Path.join(h.workspace, linked), captureIn: linked == ".outl" ? "captures" : "")
+        let link = Path.join(h.workspace, linked)
+        let (target, file) = try linkedAway(h, link, captureIn: linked == ".outl" ? "captures" : "")
         let before = listDir(target)
-        let refusedPath = Path.join(h.workspace, linked)
-
-        let once = try h.outld(["--once"])
-        #expect(once.status == 73, "--once: \(once.status) \(once.stderr)")
-        #expect(once.stderr.contains(refusedPath) && once.stderr.contains("symbolic link"), "\(once.stderr)")
-        #expect(once.stderr.split(separator: "\n").count == 1, "one line: \(once.stderr)")
 
         let capture = try h.capture(["never written there"])
         #expect(capture.status == 73, "outl-capture: \(capture.status) \(capture.stderr)")
-        #expect(capture.stderr.contains(refusedPath) && capture.stderr.contains("symbolic link"), "\(capture.stderr)")
-
+        #expect(capture.stderr.contains(link) && capture.stderr.contains("symbolic link"), "\(capture.stderr)")
         let list = try h.capture([], extra: ["--list"])
-        #expect(list.status == 73, "--list: \(list.status) \(list.stderr)")
-        #expect(list.stderr.contains(refusedPath), "\(list.stderr)")
-        #expect(!list.stdout.contains("link's target"))
+        #expect(list.status == 73 && !list.stdout.contains("link's target"), "--list: \(list.status) \(list.stderr)")
 
+        let once = try h.outld(["--once"])
+        #expect(once.status == 0, "--once: \(once.status) \(once.stderr)")
+        let said = once.stderr.split(separator: "\n").filter { $0.contains(link) }
+        #expect(said.count == 1 && said[0].contains("was a symbolic link to \(target)") && said[0].contains("directory made again"), "\(once.stderr)")
+        #expect(((try? Sys.lstat(link))?.st_mode ?? 0) & S_IFMT == S_IFDIR, "\(link) is not a directory again")
+        let status = try run(binPath("outl"), ["status"], env: h.env)
+        #expect(status.stdout.contains("notices") && status.stdout.contains("was a symbolic link"), "\(status.stdout)")
+
+        // Set right, the inbox takes captures again; a link made again while outld runs costs nothing.
+        _ = try h.captureID("after the repair")
         let daemon = try h.start()
-        #expect(eventually { !daemon.process.isRunning }, "outld started on a linked inbox: \(daemon.log)")
-        #expect(daemon.stop() == 73)
-        #expect(daemon.log.contains(refusedPath), "\(daemon.log)")
+        #expect(eventually { h.journal().contains("- after the repair") }, "\(daemon.log)")
+        let swap = Path.join(Path.parent(of: link), ".peer-swap")
+        try FileManager.default.createSymbolicLink(atPath: swap, withDestinationPath: target)
+        #expect(exchange(swap, link) == 0, "renameat2: \(errno)")
+        #expect(eventually { ((try? Sys.lstat(link))?.st_mode ?? 0) & S_IFMT == S_IFDIR && ((try? Sys.lstat(h.inbox))?.st_mode ?? 0) & S_IFMT == S_IFDIR },
+                "\(daemon.log)")
+        #expect(eventually { (try? h.captureID("while it runs")) != nil })
+        #expect(eventually { h.journal().contains("- while it runs") }, "\(daemon.log)")
+        #expect(daemon.stop() == 0, "\(daemon.log)")
 
         #expect(FileManager.default.fileExists(atPath: file), "a capture in the target was deleted")
         #expect(listDir(target) == before, "the target changed: \(listDir(target))")

@@ -54,6 +54,37 @@ import Workspace
         #expect(throws: UnsafeComponent.self, "a refused link was held after all") { _ = try held.directory(rel) }
     }
 
+    /// With the `own` hook, a directory below `.outl` that is a link, a FIFO or a file is taken away
+    /// when it is asked for with `create` (a file's bytes handed over first) and made again; one the
+    /// person owns (journals) is still refused; the link's target is never reached.
+    @Test(arguments: ["link", "fifo", "file"])
+    func an_own_directory_made_a_link_fifo_or_file_is_taken_away_when_made(_ what: String) throws {
+        try make(".outl")
+        let outside = dir.sub("outside")
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try writeText(Path.join(outside, "kept.md"), "outside\n")
+        for rel in [".outl/tmp", "journals"] {
+            let path = Path.join(root, rel)
+            switch what {
+            case "link": try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: outside)
+            case "fifo": #expect(mkfifo(path, 0o644) == 0)
+            default: try writeText(path, "a peer's bytes\n")
+            }
+        }
+        let held = HeldDirectories(root: root)
+        var removed: [OwnDirectory.Removed] = []
+        held.own = (".outl", 1 << 20, { removed.append($0) })
+        #expect(throws: UnsafeComponent.self) { _ = try held.directory(".outl/tmp") }  // not asked to make it
+        let made = try held.directory(".outl/tmp", create: 0o700)
+        #expect(try inode(made) == inode(Path.join(root, ".outl/tmp")))
+        #expect(removed.map(\.path) == [Path.join(root, ".outl/tmp")])
+        #expect(removed.first?.bytes.map { String(decoding: $0, as: UTF8.self) } == (what == "file" ? "a peer's bytes\n" : nil))
+        #expect(removed.first?.what.hasPrefix(what == "link" ? "a symbolic link to \(outside)" : what == "fifo" ? "a FIFO" : "a file of 15 bytes") == true,
+                "\(removed.map(\.what))")
+        #expect(throws: UnsafeComponent.self, "journals is the person's") { _ = try held.directory("journals", create: 0o755) }
+        #expect(listDir(outside) == ["kept.md"] && readText(Path.join(outside, "kept.md")) == "outside\n")
+    }
+
     @Test func a_removed_directory_is_missing_and_made_again_on_request() throws {
         try make("pages")
         let held = HeldDirectories(root: root)

@@ -356,9 +356,11 @@ done
 # Kept either way: a sets it aside once Syncthing delivers b's version, or (when a wrote its log while
 # b's version was on its way) Syncthing keeps b's version as a conflict copy in .outl/ops, which outl
 # reads for its ops only. Delivery may come after a repair a made for another reason: waited for.
-stray_kept() { grep -qs "stray line" "${WSD[a]}"/.outl/set-aside/* "${WSD[a]}"/.outl/ops/*sync-conflict*; }
+# What a sets aside stays on a: in its state directory, never in the synced folder.
+ASIDE_A=$T/a/home/.local/state/outl
+stray_kept() { grep -rqs "stray line" "$ASIDE_A"/ws-*/set-aside "${WSD[a]}"/.outl/ops/*sync-conflict*; }
 if wait_for 30 "a to keep the stray line" stray_kept; then
-  if grep -qs "stray line" "${WSD[a]}"/.outl/set-aside/*; then ok "a kept the stray line under .outl/set-aside"
+  if grep -rqs "stray line" "$ASIDE_A"/ws-*/set-aside; then ok "a kept the stray line in its state directory's set-aside"
   else ok "a kept the stray line: Syncthing made b's version a conflict copy in .outl/ops"; fi
 else
   # Seen in about one run of four: a's log shows one repair that found no stray line at the name
@@ -366,7 +368,7 @@ else
   # line is in no op log and never applied) is checked above and fails the test; where Syncthing's
   # race put the line is not understood yet, so it is reported, not failed (OpLogTrustTests pins
   # the set-aside itself deterministically).
-  echo "note: the stray line was neither set aside on a nor kept in a conflict copy (a Syncthing race under study): $(ls "${WSD[a]}/.outl/set-aside" "${WSD[a]}/.outl/ops" "${WSD[b]}/.outl/ops" 2>&1 | tr '\n' ' '); a's log: $(grep -E "set aside|written again" "$T/a/outld.log" | tail -4)"
+  echo "note: the stray line was neither set aside on a nor kept in a conflict copy (a Syncthing race under study): $(ls "$ASIDE_A"/ws-*/set-aside "${WSD[a]}/.outl/ops" "${WSD[b]}/.outl/ops" 2>&1 | tr '\n' ' '); a's log: $(grep -E "set aside|written again" "$T/a/outld.log" | tail -4)"
 fi
 
 step "7b. a's op log deleted on b (Syncthing deletes it everywhere); then both outld restarted"

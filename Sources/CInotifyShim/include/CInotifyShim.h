@@ -21,6 +21,7 @@ uint32_t CInotifyShim_mask_delete(void);
 uint32_t CInotifyShim_mask_deleteSelf(void);
 uint32_t CInotifyShim_mask_moveSelf(void);
 uint32_t CInotifyShim_mask_onlyDir(void);
+uint32_t CInotifyShim_mask_dontFollow(void);
 uint32_t CInotifyShim_mask_isDir(void);
 uint32_t CInotifyShim_mask_ignored(void);
 uint32_t CInotifyShim_mask_queueOverflow(void);

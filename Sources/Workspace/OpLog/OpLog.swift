@@ -40,8 +40,12 @@ final class OpLogWriter {
     /// back to the name: the batch is not acknowledged, yet it must not be written a second time.
     struct DurableButNotAtItsName: Error { let underlying: Error }
 
-    init(dir: String, actor: BlockID, appender: DurableAppender, seen: SeenOps? = nil,
+    /// Sets right `.outl/ops` when a peer replaced it (nil: refused, as in tests of the writer alone).
+    let repair: FolderRepair?
+
+    init(dir: String, actor: BlockID, appender: DurableAppender, seen: SeenOps? = nil, repair: FolderRepair? = nil,
          log: WorkspaceLog = .silent) {
+        self.repair = repair
         self.dir = dir
         self.name = OpLogWriter.fileName(actor)
         self.path = Path.join(dir, name)
@@ -53,8 +57,10 @@ final class OpLogWriter {
     /// The workspace `.outl/ops` belongs to, which it is walked from.
     var root: String { Path.parent(of: Path.parent(of: dir)) }
 
-    /// `.outl/ops` opened from the workspace without following a link (made when `create`).
+    /// `.outl/ops` opened from the workspace without following a link (made when `create`, and
+    /// then set right if a peer replaced it).
     private func opsDirectory(create: Bool) throws -> FileDescriptor {
+        if create, let repair { return try repair.open(".outl/ops") }
         do { return try DirectoryWalk.open(dir, beneath: root, create: create ? 0o755 : nil) }
         catch let e as Errno { throw WorkspaceError.io(e, path: dir) }
     }

@@ -58,12 +58,20 @@ final class OpLogFollower {
     /// The workspace the op directory belongs to: `.outl/ops` is walked from it.
     var root: String { Path.parent(of: Path.parent(of: dir)) }
 
+    /// Sets right a `.outl/ops` that a peer replaced (nil when read-only).
+    var repair: FolderRepair?
+
     /// `.outl/ops`, opened from the workspace one component at a time without following a link
-    /// (DirectoryWalk); nil when it does not exist yet. A link there is refused (`UnsafeComponent`).
+    /// (DirectoryWalk); nil when it does not exist yet. A link or a file there is set right
+    /// (FolderRepair), or read as no directory at all when nothing may be changed.
     func openDirectory() throws -> FileDescriptor? {
         do { return try DirectoryWalk.open(dir, beneath: root) }
         catch let e as Errno where e == .ENOENT { return nil }
         catch let e as Errno { throw WorkspaceError.io(e, path: dir) }
+        catch is UnsafeComponent {
+            guard let repair else { return nil }
+            return try repair.open(".outl/ops")
+        }
     }
 
     /// The workspace's held directories (WorkspaceCore's), so a live merge does not walk from the
@@ -78,6 +86,11 @@ final class OpLogFollower {
         do { return (try directories.directory(".outl/ops"), false) }
         catch let e as Errno where e == .ENOENT { return (nil, false) }
         catch let e as Errno { throw WorkspaceError.io(e, path: dir) }
+        catch is UnsafeComponent {
+            guard repair != nil else { return (nil, false) }
+            do { return (try directories.directory(".outl/ops", create: 0o755), false) }
+            catch let e as Errno { throw WorkspaceError.io(e, path: dir) }
+        }
     }
 
     /// The op files in `.outl/ops` as `heldDirectory` gave it: listed through the held stream.

@@ -55,6 +55,10 @@ final class SeenOps {
         init(path: String) { self.path = path }
     }
 
+    /// Sets right `.outl/ops` and `.outl/tmp` when a peer replaced them, and keeps what others put
+    /// in this device's own file (WorkspaceCore's, which records each repair; nil: one made here).
+    var repair: FolderRepair?
+
     init(stateDir: String, writable: Bool, log: WorkspaceLog) {
         dir = Path.join(stateDir, "seen")
         self.writable = writable
@@ -256,15 +260,14 @@ final class SeenOps {
 
     /// Makes `path`, this device's own op file, hold exactly what its archive holds: the lines the
     /// version there has and the archive lacks (ops of another device, garbage, forged stamps) are
-    /// set aside under `setAsideDir` first, then the archive is published at the name (via
-    /// `tempDir`, fsync'd, renamed, directory fsync'd). Own ops found only in that version (an
+    /// set aside (SetAside, in the state directory) first, then the archive is published at the name
+    /// (via `.outl/tmp`, fsync'd, renamed, directory fsync'd). Own ops found only in that version (an
     /// archive that lost its unsynced tail to a power cut) join the archive first.
     func republishOwn(_ name: String, root: String, alsoFrom written: Int32? = nil) throws -> (setAside: Int, recovered: Int) {
-        // Every directory is reached from the workspace one component at a time, never through a link.
-        func walk(_ rel: String, _ mode: mode_t) throws -> FileDescriptor {
-            do { return try DirectoryWalk.open(Path.join(root, rel), beneath: root, create: mode) }
-            catch let e as Errno { throw WorkspaceError.io(e, path: Path.join(root, rel)) }
-        }
+        let repair = self.repair ?? FolderRepair(root: root, setAside: SetAside(stateDir: Path.parent(of: dir), log: log), log: log)
+        // Every directory is reached from the workspace one component at a time, never through a
+        // link, and set right when a peer replaced it.
+        func walk(_ rel: String, _ mode: mode_t) throws -> FileDescriptor { try repair.open(rel, mode: mode) }
         let opsPath = Path.join(root, ".outl/ops"), path = Path.join(opsPath, name)
         let ops = try walk(".outl/ops", 0o755)
         defer { ops.close() }
@@ -282,12 +285,12 @@ final class SeenOps {
             guard let st = try? Sys.fstat(fd), (st.st_mode & S_IFMT) == S_IFREG else { return }
             try forEachLine(fd, 0..<Int(st.st_size), path: path, invalid: { line in
                 guard setAside else { return }
-                if foreign.count < SeenOps.setAsideLimit { foreign.append(contentsOf: line) }
+                if foreign.count < SetAside.maxFileBytes { foreign.append(contentsOf: line) }
                 foreignLines += 1
             }) { hlc, line in
                 if owner != nil && hlc.actor != owner {
                     guard setAside else { return }
-                    if foreign.count < SeenOps.setAsideLimit { foreign.append(contentsOf: line) }
+                    if foreign.count < SetAside.maxFileBytes { foreign.append(contentsOf: line) }
                     foreignLines += 1
                 } else if stamps.insert(hlc).inserted {
                     recovered.append(contentsOf: line)
@@ -302,17 +305,8 @@ final class SeenOps {
             try again.closeAfter { try take(again.rawValue, setAside: false) }
         }
         if !foreign.isEmpty {
-            let asidePath = Path.join(root, ".outl/set-aside")
-            let aside = try walk(".outl/set-aside", 0o700)
-            let stem = name.hasSuffix(".jsonl") ? String(name.dropLast(6)) : name
-            let keptName = "\(stem).\(wallClockMilliseconds()).lines"
-            try aside.closeAfter {
-                try io(asidePath) {
-                    try Durable.publish(foreign, name: keptName, in: aside, dirPath: asidePath,
-                                        via: keptName + ".tmp", in: aside, tempDirPath: asidePath, mode: 0o600)
-                }
-            }
-            log.warning("\(path): \(foreignLines) line(s) this device did not write were set aside in \(Path.join(asidePath, keptName)), never applied",
+            let kept = try repair.setAside.keep(foreign, what: name)
+            log.warning("\(path): \(foreignLines) line(s) this device did not write were set aside in \(kept), never applied",
                         ["OUTL_OPS_FILE": path])
         }
         try append(recovered, to: a)
@@ -348,10 +342,6 @@ final class SeenOps {
         try sync()
         return (foreignLines, recoveredOps)
     }
-
-    /// At most this much of what a peer put in this device's own file is set aside; more is dropped
-    /// (it was never this device's, and the folder's peers can write any amount).
-    static let setAsideLimit = 64 << 20
 
     // MARK: bytes
 

@@ -69,3 +69,13 @@ final class NoticeRecord {
         return String(out)
     }
 }
+
+extension FolderRepair {
+    /// Each repair's sentence becomes a notice for `outl status` too.
+    func record(in notices: NoticeRecord) {
+        let log = self.log
+        onRepair = { message in
+            notices.add(Notice(kind: WorkspaceLog.folderRepaired, atMs: wallClockMilliseconds(), block: "", device: "", message: message), log: log)
+        }
+    }
+}

@@ -528,10 +528,13 @@ extension WorkspaceCore {
         for dir in ["journals", "pages"] {
             let names: [String]
             do {
-                guard let d = try dirs.existing(dir) else { continue }
-                names = try d.readDirectory(path: Path.join(root, dir))
+                names = try dirs.held.directory(dir).readDirectory(path: Path.join(root, dir))
+            } catch let e as Errno where e == .ENOENT {
+                continue
+            } catch is UnsafeComponent {
+                continue  // a link or a file: the pages there fail, and the pass says so once
             } catch {
-                log.warning("\(error)")
+                log.warning("\(PageFileError(dir, error))")
                 continue
             }
             for n in names.sorted() where n.hasSuffix(".md") && !n.hasPrefix(".") {
