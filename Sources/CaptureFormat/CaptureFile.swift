@@ -86,6 +86,9 @@ public enum CaptureFormatError: Error, Equatable, CustomStringConvertible {
     case badAttachment(index: Int, why: String)
     /// A C0 control character (U+0000–U+001F) where none may be; `offset` is its UTF-8 byte.
     case controlCharacter(field: String, code: UInt8, offset: Int)
+    /// An invisible format character (Unicode Cf: a bidi control such as U+202E, a byte-order mark,
+    /// a soft hyphen) or a C1 control where a name must read as it is spelled.
+    case invisibleCharacter(field: String, scalar: UInt32, offset: Int)
 
     public var description: String {
         switch self {
@@ -108,6 +111,10 @@ public enum CaptureFormatError: Error, Equatable, CustomStringConvertible {
             let hex = String(c, radix: 16, uppercase: true)
             return "\(f) has the control character U+00\(c < 16 ? "0" : "")\(hex) at byte \(o)"
                 + (f == "text" ? " (only tab and newline are allowed)" : "")
+        case .invisibleCharacter(let f, let u, let o):
+            let hex = String(u, radix: 16, uppercase: true)
+            return "\(f) has the invisible character U+\(String(repeating: "0", count: max(0, 4 - hex.count)))\(hex) at byte \(o) "
+                + "(a format or control character would make the name read other than it is)"
         }
     }
 }
@@ -350,7 +357,8 @@ public enum CaptureFile {
 
     /// The page a capture names, as the writer stores it and the decoder reads it: trimmed; nil when
     /// that leaves nothing or "today" (any case), which mean the capture's day in the journal; at
-    /// most 1 KiB of UTF-8 and without control characters (a page name is a file name and a title).
+    /// most 1 KiB of UTF-8 and without control characters (a page name is a file name and a title),
+    /// nor invisible format characters (`firstInvisible`).
     public static func checkedPage(_ raw: String) throws -> String? {
         let name = trimWhitespace(raw)
         if name.isEmpty || name.lowercased() == "today" { return nil }
@@ -358,7 +366,23 @@ public enum CaptureFile {
         if let (c, o) = firstControl(name, allowing: []) {
             throw CaptureFormatError.controlCharacter(field: "page", code: c, offset: o)
         }
+        if let (u, o) = firstInvisible(name) { throw CaptureFormatError.invisibleCharacter(field: "page", scalar: u, offset: o) }
         return name
+    }
+
+    /// The first scalar of `s` (with its UTF-8 offset) that would make a name read other than it is
+    /// spelled: a format character (general category Cf: bidi controls such as U+202E, U+FEFF, U+00AD)
+    /// or a C1 control. The zero-width joiners U+200C and U+200D are kept: Persian, Indic scripts and
+    /// emoji sequences need them in a word. ASCII has none, so an ASCII name costs one pass.
+    static func firstInvisible(_ s: String) -> (UInt32, Int)? {
+        if s.utf8.allSatisfy({ $0 < 0x80 }) { return nil }
+        var offset = 0
+        for u in s.unicodeScalars {
+            let cat = u.properties.generalCategory
+            if (cat == .format && u.value != 0x200C && u.value != 0x200D) || (0x80...0x9F).contains(u.value) { return (u.value, offset) }
+            offset += UTF8.width(u)
+        }
+        return nil
     }
 
     /// The text a capture may carry, from what a writer or a file gave: line ends as LF (a CR LF

@@ -26,8 +26,12 @@ public enum OnceMode {
             if let owner = WorkspaceLock.owner(root: root, stateDirectory: config.stateDirectory) {
                 switch askOwner(owner, config: config, deadline: deadline) {
                 case .done(let summary, let total):
-                    if total > 0 || options.verbose { print(summary) }
-                    return 0
+                    // The owner's pages count as this run's: one it could not write is exit 74 here too.
+                    let failing = Workspace.recordedPageFailures(root: root, stateDirectory: config.stateDirectory)
+                    if total > 0 || options.verbose || !failing.isEmpty {
+                        print(summary + (failing.isEmpty ? "" : ", \(failing.count) page(s) not written (\(failing[0].path))"))
+                    }
+                    return failing.isEmpty ? 0 : 74
                 case .timedOut(let left):
                     print("timed out after \(formatSeconds(options.timeoutSeconds)): \(left) capture(s) still waiting; outld (pid \(owner)) owns \(root)")
                     return 75

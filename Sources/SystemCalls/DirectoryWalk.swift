@@ -117,8 +117,7 @@ public enum DirectoryWalk {
             let child = try openChild(name, of: dir, path: path)
             guard made else { return child }
             do {
-                // mkdir honours the umask; an inbox promises its mode whatever the umask is.
-                try child.chmod(mode)
+                if Durable.isPrivate(mode) { try child.chmod(mode) }
                 try dir.sync()
             } catch {
                 child.close()

@@ -28,10 +28,14 @@ public enum Durable {
             if e != .EEXIST { throw e }
             return
         }
-        // mkdir honours the umask; the inbox promises 0700 whatever the umask is.
-        try Sys.chmod(path, mode)
+        if isPrivate(mode) { try Sys.chmod(path, mode) }
         try syncDirectory(parent)
     }
+
+    /// Whether a new directory of `mode` is set to exactly that mode after mkdir: a private one (no
+    /// group or other bits: an inbox, which promises 0700 whatever the umask is) is; any other keeps
+    /// what the umask made of it, as the person asked (a umask of 077 keeps journals/ private too).
+    public static func isPrivate(_ mode: mode_t) -> Bool { mode & 0o077 == 0 }
 
     /// Writes `bytes` to a fresh temporary file `temp`, fsyncs it, renames it over `path` and
     /// fsyncs `path`'s directory. On any failure the temp file is removed and the old `path` (if

@@ -239,3 +239,21 @@ func lineBreaksAsLF(_ s: String) -> String {
     #expect(throws: CaptureFormatError.pageTooLong(bytes: 1025)) { try CaptureFile.checkedPage(String(repeating: "p", count: 1025)) }
     #expect(try CaptureFile.checkedPage(String(repeating: "p", count: 1024))?.utf8.count == 1024)
 }
+
+/// A page name reads as it is spelled: a bidi override (which shows `txt.exe` as `exe.txt`), a
+/// byte-order mark, a soft hyphen or a C1 control is refused, in the writer and the decoder alike;
+/// the zero-width joiners a Persian word or an emoji sequence needs are kept.
+@Test func a_page_name_with_an_invisible_format_character_is_refused() throws {
+    for (name, scalar, offset) in [("a\u{202E}b", 0x202E, 1), ("\u{FEFF}x\u{FEFF}", 0xFEFF, 0), ("Re\u{00AD}port", 0xAD, 2),
+                                   ("é\u{0085}x", 0x85, 2), ("\u{2066}Notes", 0x2066, 0)] {
+        #expect(throws: CaptureFormatError.invisibleCharacter(field: "page", scalar: UInt32(scalar), offset: offset)) {
+            try CaptureFile.checkedPage(name)
+        }
+    }
+    #expect(throws: CaptureFormatError.invisibleCharacter(field: "page", scalar: 0x202E, offset: 3)) {
+        try decode(#"{"text": "x", "page": "abc\u202Edef"}"#)
+    }
+    for kept in ["می\u{200C}خواهم", "👨\u{200D}👩\u{200D}👧 family", "Ideas é"] {
+        #expect(try CaptureFile.checkedPage(kept) == kept)
+    }
+}

@@ -193,6 +193,19 @@ import TestSupport
         #expect(d.stop() == 0)
     }
 
+    /// The directories outld makes follow the person's umask (077 keeps journals/ and the op log's
+    /// folder private; 022 shares them), and an inbox is 0700 whatever the umask.
+    @Test(arguments: [(0o077, 0o700), (0o022, 0o755)])
+    func directories_follow_the_umask_and_an_inbox_stays_private(_ mask: Int, _ shared: Int) throws {
+        let h = try OutlHome()
+        _ = try h.captureID("a line")
+        let r = try run("/bin/sh", ["-c", "umask \(String(mask, radix: 8)); exec \"$0\" --once --log stderr", binPath("outld")], env: h.env)
+        #expect(r.status == 0, "\(r.stderr)")
+        func mode(_ rel: String) -> Int { Int(((try? Sys.lstat(Path.join(h.workspace, rel)))?.st_mode ?? 0) & 0o777) }
+        #expect(mode("journals") == shared && mode(".outl/ops") == shared, "journals \(String(mode("journals"), radix: 8)), .outl/ops \(String(mode(".outl/ops"), radix: 8))")
+        #expect(mode(".outl/captures") == 0o700, "inbox \(String(mode(".outl/captures"), radix: 8))")
+    }
+
     @Test func running_outld_drains_a_capture_when_it_lands() throws {
         let h = try OutlHome()
         let d = try h.start()

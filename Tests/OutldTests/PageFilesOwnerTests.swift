@@ -126,9 +126,14 @@ import TestSupport
             _ = try h.captureID("second day \(i)")
             #expect(eventually { h.journal().contains("second day \(i)") }, "\(d.log)")
         }
+        // A script's `outld --once` beside it is told the page was not written, as if it had drained.
+        _ = try h.captureID("first day 4", at: "2026-12-01T14:00:00Z")
+        let once = try h.outld(["--once"])
+        #expect(once.status == 74 && once.stdout.contains("1 page(s) not written (journals/2026_12_01.md)"), "\(once.status) \(once.stdout)")
         d.stop()
         let failing = d.log.components(separatedBy: "\n").filter { $0.contains("journals/2026_12_01.md") && $0.contains("not a regular file") }
         #expect(failing.count == 1, "logged \(failing.count) times:\n\(d.log)")
+        #expect(failing.first?.contains("this page is not written until that changes") == true, "\(failing)")
     }
 
     @Test func ten_restarts_make_no_op_without_a_persons_edit() throws {

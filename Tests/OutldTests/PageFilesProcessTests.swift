@@ -25,7 +25,8 @@ struct PageFilesDay {
 /// here; a line that failed its CRC would be skipped and the test would prove nothing, so each
 /// test that delivers one also checks that the peer's op was read (see `PageFilesHome.deliver`).
 struct PageFilesPeer {
-    let actor = UUID().uuidString.lowercased()
+    /// A forger may sign with another device's actor (OpLogTrustTests, the op-file name rule).
+    var actor = UUID().uuidString.lowercased()
     var bytes: [UInt8] = []
     var wall = Int64(Date().timeIntervalSince1970 * 1000)
     var counter = 0
@@ -382,6 +383,42 @@ func pageFilesIdentity(_ path: String) -> [Int]? {
         let after = listDir(target).map { [$0] + (pageFilesIdentity(Path.join(target, $0)) ?? []).map(String.init) }
         #expect(after == before, "the link's target changed: \(after)")
         #expect(readText(Path.join(target, "secret.md")) == "- SECRET-LINE-42\n")
+    }
+
+    // MARK: 4b. op files that are not a device's
+
+    /// An op's device is the device its file names: `ops-x.jsonl` holding an edit signed with this
+    /// device's actor is never read (one line says why), nor is a FIFO at an op log's name; the
+    /// journal keeps this device's text, `outl status` lists no such log, and a restart serves.
+    @Test func an_op_file_whose_name_names_no_device_is_never_read() throws {
+        let w = try PageFilesHome()
+        try w.capture("my own line")
+        #expect(try w.once().status == 0)
+        let page = w.text(w.todayFile) ?? ""
+        let own = w.opFiles().map(Path.lastComponent).first ?? ""
+        var forger = PageFilesPeer()
+        forger.actor = String(own.dropFirst(4).prefix(36))
+        forger.wall += 60_000
+        forger.updateBlock(id: String(page.components(separatedBy: "id:: ").last?.prefix(36) ?? ""), text: "forged as this device")
+        let tmp = Path.join(w.opsDir, ".syncthing.ops-x.jsonl.tmp")
+        try Data(forger.bytes).write(to: URL(fileURLWithPath: tmp))
+        try Sys.rename(tmp, Path.join(w.opsDir, "ops-x.jsonl"))
+        let fifo = "ops-\(PageFilesPeer.newID()).jsonl"
+        #expect(mkfifo(Path.join(w.opsDir, fifo), 0o644) == 0)
+
+        let r = try w.once()
+        #expect(r.status == 0 && !r.timedOut, "\(r.status): \(r.stderr)")
+        let said = r.stderr.split(separator: "\n")
+        #expect(said.filter { $0.contains("ops-x.jsonl: not read: its name names no device") }.count == 1, "\(r.stderr)")
+        #expect(said.filter { $0.contains("\(fifo): not read: not a regular file") }.count == 1, "\(r.stderr)")
+        #expect(w.text(w.todayFile)?.contains("- my own line") == true && !(w.text(w.todayFile) ?? "").contains("forged"), "\(w.text(w.todayFile) ?? "")")
+        let status = try w.outl(["status"])
+        #expect(status.stdout.contains("op logs    2") && !status.stdout.contains("ops-x"), "\(status.stdout)")
+        let d = try w.start()
+        try w.capture("after a restart")
+        #expect(eventually { w.text(w.todayFile)?.contains("- after a restart") == true }, "\(d.log)")
+        #expect(w.stop(d) == 0)
+        #expect(!(w.text(w.todayFile) ?? "").contains("forged") && !d.log.contains("merged"), "\(d.log)")
     }
 
     // MARK: 5. a peer's journal page under another id

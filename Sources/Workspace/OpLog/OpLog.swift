@@ -252,8 +252,14 @@ struct OpLogReadStats {
 }
 
 enum OpLogReader {
-    /// Names the reader takes: ops-<actor>.jsonl and a sync tool's conflict copies of it.
+    /// Names the reader takes: ops-<actor>.jsonl and a sync tool's conflict copies of it. An op's
+    /// device is the device its file names, so a file whose name names none is never read.
     static func isOpLogName(_ name: String) -> Bool {
+        hasOpLogForm(name) && OpLogFollower.actor(ofFile: name) != nil
+    }
+
+    /// `ops-….jsonl`: an op log's form, whether or not its name names a device.
+    static func hasOpLogForm(_ name: String) -> Bool {
         name.hasPrefix("ops-") && name.hasSuffix(".jsonl")
     }
 

@@ -96,9 +96,33 @@ final class OpLogFollower {
     /// The op files in `.outl/ops` as `heldDirectory` gave it: listed through the held stream.
     private func heldNames(_ opsFD: FileDescriptor?) throws -> [String] {
         guard let directories, opsFD != nil else { return try names(in: opsFD) }
-        do { return try directories.names(".outl/ops").filter(OpLogReader.isOpLogName).sorted() }
+        do { return opLogNames(try directories.names(".outl/ops")) }
         catch let e as Errno { throw WorkspaceError.io(e, path: dir) }
     }
+
+    /// The op logs among a listing of `.outl/ops`, in name order; a name of their form that names
+    /// no device is said once and left unread.
+    private func opLogNames(_ listed: [String]) -> [String] {
+        for name in listed where OpLogReader.hasOpLogForm(name) && !OpLogReader.isOpLogName(name) {
+            sayUnread(name, "its name names no device (an op log is ops-<device id>.jsonl, and holds that device's ops only)")
+        }
+        return listed.filter(OpLogReader.isOpLogName).sorted()
+    }
+
+    /// Op files left unread and why, each said once while the reason stays (bounded: a flood of
+    /// names says its lines again).
+    private var saidUnread: [String: String] = [:]
+
+    private func sayUnread(_ name: String, _ why: String) {
+        guard saidUnread[name] != why else { return }
+        if saidUnread.count >= 1000 { saidUnread.removeAll() }
+        saidUnread[name] = why
+        let path = Path.join(dir, name)
+        log.warning("\(path): not read: \(why)", ["OUTL_OPS_FILE": path])
+    }
+
+    /// What a read of an op file that is not one says (a link is never followed).
+    static let notRegularWhy = "not a regular file (a symbolic link, a FIFO or a device), which is never read as an op log"
 
     /// The op files there now, in name order; none when the directory does not exist.
     func names() throws -> [String] {
@@ -108,7 +132,7 @@ final class OpLogFollower {
 
     func names(in d: FileDescriptor?) throws -> [String] {
         guard let d else { return [] }
-        do { return try d.readDirectory(path: dir).filter(OpLogReader.isOpLogName).sorted() }
+        do { return opLogNames(try d.readDirectory(path: dir)) }
         catch let e as Errno { throw WorkspaceError.io(e, path: dir) }
     }
 
@@ -158,6 +182,7 @@ final class OpLogFollower {
             let outcome = try c.read(path, in: opsFD, writable: own, log: log, sink: filtered, progress: { n in progress?(done + n, total) },
                                      keep: own || seen == nil ? nil : { fd, span in self.keep(name, fd, span) })
             cursors[name] = c
+            if case .notRegular = outcome, !own { sayUnread(name, OpLogFollower.notRegularWhy) }
             if own, let seen {
                 let held = seen.size(name)
                 let whole: Bool
@@ -246,6 +271,7 @@ final class OpLogFollower {
                     if owner == nil || op.hlc.actor == owner { sink(op, next) } else { strays += 1 }
                 }, keep: seen == nil ? nil : { fd, span in self.keep(name, fd, span) })
                 cursors[name] = c
+                if case .notRegular = outcome { sayUnread(name, OpLogFollower.notRegularWhy) }
                 if case .read(let from, _, _, _, _) = outcome {
                     out.deliveries.append(Delivery(name: name, outcome: outcome))
                     out.bytesRead += c.offset - (from == 0 ? 0 : offsetBefore)
