@@ -51,6 +51,46 @@ import TestSupport
         #expect(d.stop() == 0)
     }
 
+    /// A page file a buggy peer delivers cut short (inside a block's text, or inside a property) is
+    /// nobody's edit: with no settle time at all, at once and after a restart, nothing in it becomes
+    /// an op, and it waits until a whole file comes; a daemon says it too.
+    @Test(arguments: ["- buy oat mi", "source:: "])
+    func a_page_file_cut_short_by_a_peer_is_never_an_edit(_ cutAfter: String) throws {
+        let h = try OutlHome()
+        _ = try h.captureID("buy oat milk and bread")
+        _ = try h.captureID("call the plumber", at: "2026-12-02T11:00:00Z")
+        #expect(try h.outld(["--once"]).status == 0)
+        let path = Path.join(h.workspace, "journals/2026_12_02.md"), own = OpLogTrustTests().ownFile(h)
+        let whole = h.journal(), opsBefore = readText(own) ?? ""
+        // The last occurrence: inside the last block's properties, or the first block's text.
+        let cut = String(whole[..<whole.range(of: cutAfter, options: cutAfter.hasPrefix("-") ? [] : .backwards)!.upperBound])
+        try OpLogTrustTests().deliver(cut, to: path)
+        let noSettle = ["OUTL_SYNC_SETTLE_MS": "0"]
+        for run in ["once", "a restart"] {
+            let r = try h.outld(["--once"], extraEnv: noSettle)
+            #expect(r.status == 0 && r.stderr.contains("cut short"), "\(run): \(r.stderr)")
+            #expect(readText(own) == opsBefore, "\(run): the cut copy became ops:\n\(readText(own) ?? "")")
+            #expect(h.journal() == cut, "\(run): \(h.journal())")
+        }
+        // A capture meanwhile is durable; the whole file delivered is nobody's edit either, and
+        // the page is written again, every block whole.
+        _ = try h.captureID("after the cut", at: "2026-12-02T12:00:00Z")
+        #expect(try h.outld(["--once"], extraEnv: noSettle).status == 0)
+        #expect(h.journal() == cut && (readText(own) ?? "").contains("after the cut"), "\(h.journal())")
+        try OpLogTrustTests().deliver(whole, to: path)
+        #expect(try h.outld(["--once"], extraEnv: noSettle).status == 0)
+        #expect(h.journal().hasPrefix(whole) && h.journal().contains("- after the cut"), "\(h.journal())")
+        // Delivered while outld runs: said, and nothing taken.
+        let d = try h.start(extraEnv: noSettle)
+        #expect(eventually { d.log.contains("ready") }, "\(d.log)")
+        let opsNow = readText(own) ?? "", now = h.journal()
+        let cutAgain = String(now[..<now.range(of: cutAfter, options: cutAfter.hasPrefix("-") ? [] : .backwards)!.upperBound])
+        try OpLogTrustTests().deliver(cutAgain, to: path)
+        #expect(eventually { d.log.contains("cut short") }, "\(d.log)")
+        #expect(d.stop() == 0)
+        #expect(readText(own) == opsNow && h.journal() == cutAgain, "\(readText(own) ?? "")\n\(h.journal())")
+    }
+
     /// A peer that writes into this device's own op log again and again: each time outld keeps the
     /// foreign lines in the state directory (never in the synced folder), and what it keeps stays
     /// within 32 files and 64 MiB, the oldest dropped with a line, each file at most 16 MiB.

@@ -222,6 +222,10 @@ final class PageFiles {
         return new
     }
 
+    /// Waiting pages whose file is a copy cut short (CutShort): judged again when it changes, with
+    /// no timer of their own.
+    var cutShort = Set<BlockID>()
+
     /// Waiting pages and the ctime each file had when judged.
     var waiting: [(BlockID, Int64)] {
         states.compactMap { if case .waiting(_, let c) = $0.value { return ($0.key, c) } else { return nil } }

@@ -264,6 +264,7 @@ extension WorkspaceCore {
     /// believed. Returns why the file must wait (its changes may be another device's work in
     /// transit, or it is empty and may be an editor between truncating and writing), nil when it need not.
     func takeChanges(of id: BlockID, from file: PageFileRead?, rel: String, origin: PageFileOrigin, stray: StrayFile.Kind?) throws -> String? {
+        if stray == nil { pages.cutShort.remove(id) }
         guard let file else { return nil }
         let current = file.bytes
         let records = pages.records
@@ -292,6 +293,14 @@ extension WorkspaceCore {
         // blocks was not made from a projection (a new file at the name): it only adds.
         let editedHere = stray == nil && known && (origin == .editedHere
             || (origin == .unknown && records.publishedIdentity(of: id) == file.identity))
+        // A copy cut short (a buggy peer, a torn transfer) is nobody's edit: nothing in it is taken,
+        // and it is not written over (the same bytes may be a person's shortened last line). It
+        // waits, with no time limit (no timer: its file's next change), for a whole file or an edit.
+        if !editedHere, stray == nil, CutShort.isCutShort(current, of: projections + [render(id)]) {
+            pages.cutShort.insert(id)
+            return "cut short: it is the beginning of this page as written, ending inside a line; nothing in it is taken, "
+                + "and it is written again once a whole file or an edit replaces it"
+        }
         // Another producer's file is judged against every op: not while a merge in slices has
         // some left to read (they may explain it). It waits for the merge's end, unread history and all.
         if !editedHere, mergeUnderWay {
@@ -431,7 +440,7 @@ extension WorkspaceCore {
         var next: Int64? = nil
         // While a merge in slices goes on, waiting files are judged at its end, not before.
         if !mergeUnderWay {
-            for (_, c) in pages.waiting { next = min(next ?? Int64.max, transit.remainingMs(fileCtimeMs: c)) }
+            for (id, c) in pages.waiting where !pages.cutShort.contains(id) { next = min(next ?? Int64.max, transit.remainingMs(fileCtimeMs: c)) }
             for s in pages.strays.values { next = min(next ?? Int64.max, transit.remainingMs(fileCtimeMs: s.ctimeMs)) }
         }
         if let r = pages.nextRetryMs(now: wallClockMilliseconds()) { next = min(next ?? Int64.max, r) }
