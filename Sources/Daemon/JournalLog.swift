@@ -176,7 +176,7 @@ public final class JournalLog {
     /// blocks' ids (one OUTL_BLOCK_ID each, so `journalctl OUTL_BLOCK_ID=` finds who deleted a block)
     /// and first words, already bounded and escaped by the caller.
     public func merged(device: String, ops: Int, created: Int, edited: Int, moved: Int, deleted: Int,
-                       deletedBlocks: [(id: String, firstWords: String)], pages: [String]) {
+                       deletedBlocks: [(id: String, firstWords: String)], pages: [String], takenAway: (count: Int, shown: [TakenAway]) = (0, [])) {
         let what = "\(created) created, \(edited) edited, \(moved) moved, \(deleted) deleted"
         let counts = [("OUTL_DEVICE", device), ("OUTL_MERGED_OPS", "\(ops)"), ("OUTL_CREATED", "\(created)"),
                       ("OUTL_EDITED", "\(edited)"), ("OUTL_MOVED", "\(moved)"), ("OUTL_DELETED", "\(deleted)")]
@@ -184,6 +184,21 @@ public final class JournalLog {
              message: "merged \(ops) op\(ops == 1 ? "" : "s") from device \(device): \(what)",
              fields: counts + [("OUTL_PAGES", pages.joined(separator: " "))])
         deletedHere(device: device, deleted: deleted, deletedBlocks: deletedBlocks)
+        takenAwayHere(device: device, count: takenAway.count, shown: takenAway.shown)
+    }
+
+    /// Blocks that were live here that another device's create took off their page (an earlier stamp
+    /// on another page: a forgery, or a bug): NOTICE, MESSAGE_ID deletedByDevice, like a deletion
+    /// (the page lost the block), naming each and the page it went to; nothing for none.
+    public func takenAwayHere(device: String, count: Int, shown: [TakenAway]) {
+        guard count > 0 else { return }
+        var list = shown.map { "\($0.block.id) \"\($0.block.firstWords)\" (\($0.from) → \($0.to))" }.joined(separator: ", ")
+        if count > shown.count { list += " and \(count - shown.count) more" }
+        emit(priority: LOG_NOTICE, id: .deletedByDevice,
+             message: "device \(device) took \(count) block\(count == 1 ? "" : "s") off \(count == 1 ? "its page" : "their pages") here, "
+                + "by creating \(count == 1 ? "it" : "them") again on another page with an earlier stamp: \(list)",
+             fields: [("OUTL_DEVICE", device), ("OUTL_DELETED", "\(count)")]
+                + shown.map { ("OUTL_BLOCK_ID", $0.block.id) } + shown.map { ("OUTL_BLOCK_TEXT", $0.block.firstWords) })
     }
 
     /// Blocks that were live here deleted by another device's ops (in a live merge, or while no

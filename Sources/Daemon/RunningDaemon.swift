@@ -421,7 +421,8 @@ final class RunningDaemon {
         for (device, n) in report.appliedByActor.sorted(by: { $0.key < $1.key }) {
             let d = report.byDevice[device] ?? DeviceMerge()
             log.merged(device: device, ops: n, created: d.created, edited: d.edited, moved: d.moved, deleted: d.deleted,
-                       deletedBlocks: d.deletedBlocks.map { ($0.id, $0.firstWords) }, pages: report.dirtyPages)
+                       deletedBlocks: d.deletedBlocks.map { ($0.id, $0.firstWords) }, pages: report.dirtyPages,
+                       takenAway: (d.takenAwayCount, d.takenAway))
         }
         lastMerge = report.appliedByActor.count == 1
             ? "merged \(report.applied) ops from device \(report.appliedByActor.keys.first!.prefix(8))…"

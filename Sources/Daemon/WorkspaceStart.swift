@@ -55,6 +55,7 @@ enum WorkspaceStart {
     static func sayDeletedWhileAway(_ byDevice: [String: DeviceMerge], log: JournalLog) {
         for (device, d) in byDevice.sorted(by: { $0.key < $1.key }) {
             log.deletedHere(device: device, deleted: d.deleted, deletedBlocks: d.deletedBlocks.map { ($0.id, $0.firstWords) }, whileAway: true)
+            log.takenAwayHere(device: device, count: d.takenAwayCount, shown: d.takenAway)
         }
     }
 

@@ -159,6 +159,11 @@ public struct DeviceMerge: Sendable, Equatable {
     public var deleted = 0
     /// The first `deletedShown` of them, in the order their deletes were read.
     public var deletedBlocks: [DeletedBlock] = []
+    /// Blocks that were live here and left their page because this device's create of them lost to
+    /// the device's (an earlier stamp, another page): a forgery, or a bug; said like a deletion.
+    /// Counted in `moved`; the first `deletedShown`, with the page each left (its file's name).
+    public var takenAway: [TakenAway] = []
+    public var takenAwayCount = 0
     /// Edits of blocks that have not arrived yet: applied when they do.
     public var waiting = 0
     /// Pages created and preambles set.
@@ -174,10 +179,20 @@ public struct DeviceMerge: Sendable, Equatable {
         created += o.created; edited += o.edited; moved += o.moved; deleted += o.deleted
         waiting += o.waiting; pages += o.pages
         deletedBlocks += o.deletedBlocks.prefix(max(0, DeviceMerge.deletedShown - deletedBlocks.count))
+        takenAwayCount += o.takenAwayCount
+        takenAway += o.takenAway.prefix(max(0, DeviceMerge.deletedShown - takenAway.count))
     }
 }
 
 /// A block another device deleted: its id and how it began, safe to print.
+/// A block another device's create took off its page here (DeviceMerge.takenAway): the page files it
+/// left and went to, as the workspace names them.
+public struct TakenAway: Sendable, Equatable {
+    public var block: DeletedBlock
+    public var from: String
+    public var to: String
+}
+
 public struct DeletedBlock: Sendable, Equatable {
     public var id: String
     public var firstWords: String

@@ -255,6 +255,23 @@ final class WorkspaceCore {
             }
             out[d.actor.description] = m
         }
+        // Blocks another device's create took off a page whose file here still showed them.
+        var taken: [(HLC, BlockID, from: BlockID, to: BlockID)] = []
+        for (r, e) in model.blocks.edits where !e.otherPages.isEmpty {
+            let c = model.blocks.createStamp(ofRow: r), id = model.blocks.rows[r].id, to = model.blocks.page(ofRow: r)
+            guard c.actor != actor, !model.blocks.rows[r].deleted else { continue }
+            for from in e.otherPages where changed.contains(from) && pages.records.presence(of: from).shows(id) { taken.append((c, id, from, to)) }
+        }
+        func name(_ p: BlockID) -> String { model.pages[p]?.relativePath(journalFormat: journalFormat) ?? p.description }
+        for (c, id, from, to) in taken.sorted(by: { $0.0 < $1.0 }) {
+            var m = out[c.actor.description] ?? DeviceMerge()
+            m.takenAwayCount += 1
+            if m.takenAway.count < DeviceMerge.deletedShown {
+                m.takenAway.append(TakenAway(block: DeletedBlock(id: id.description, firstWords: DeletedBlock.firstWords(model.blocks[id]?.text ?? "")),
+                                             from: name(from), to: name(to)))
+            }
+            out[c.actor.description] = m
+        }
         return out
     }
 
@@ -505,6 +522,12 @@ final class WorkspaceCore {
             // before, a delete deletes only a block that was live.
             let row = op.kind == .createBlock || op.kind == .deleteBlock ? model.blocks.find(op.id) : nil
             let wasLive = row.map { !model.blocks.rows[$0].deleted } ?? false
+            // A create of a live block on another page may take it off its own (its stamp is older):
+            // what it was, to say so like a deletion.
+            var before: (page: BlockID, text: String)? = nil
+            if op.kind == .createBlock, wasLive, let r = row, model.blocks.page(ofRow: r) != op.page {
+                before = (model.blocks.page(ofRow: r), model.blocks[op.id]?.text ?? "")
+            }
             let change = model.change(op)
             history?.note(op.op())  // the op's Strings are made only once a history exists
             switch change {
@@ -514,6 +537,7 @@ final class WorkspaceCore {
             }
             byActor[op.hlc.actor, default: 0] += 1
             noteMerged(op, change: change, existed: row != nil, wasLive: wasLive, in: &report)
+            if let before, let r = row, model.blocks.page(ofRow: r) != before.page { noteTakenAway(op, from: before, in: &report) }
             if !model.alsoTouched.isEmpty {
                 touched.formUnion(model.alsoTouched)
                 model.alsoTouched.removeAll()
@@ -561,6 +585,22 @@ final class WorkspaceCore {
                 }
             }
         case .createPage, .setPreamble, .unknown: d.pages += 1
+        }
+        report.byDevice[device] = d
+    }
+
+    /// Counts a block another device's create took off its page here as moved, and keeps it (the
+    /// first few) to be said like a deletion: no person moved it.
+    private func noteTakenAway(_ op: RawOpView, from before: (page: BlockID, text: String), in report: inout MergeReport) {
+        let device = op.hlc.actor.description
+        var d = report.byDevice[device] ?? DeviceMerge()
+        d.edited -= 1
+        d.moved += 1
+        d.takenAwayCount += 1
+        if d.takenAway.count < DeviceMerge.deletedShown {
+            func name(_ p: BlockID) -> String { model.pages[p]?.relativePath(journalFormat: journalFormat) ?? p.description }
+            d.takenAway.append(TakenAway(block: DeletedBlock(id: op.id.description, firstWords: DeletedBlock.firstWords(before.text)),
+                                         from: name(before.page), to: name(op.page)))
         }
         report.byDevice[device] = d
     }

@@ -421,6 +421,56 @@ func pageFilesIdentity(_ path: String) -> [Int]? {
         #expect(!(w.text(w.todayFile) ?? "").contains("forged") && !d.log.contains("merged"), "\(d.log)")
     }
 
+    // MARK: 4c. a create that takes a block off its day
+
+    /// The canonical id of a journal day's page, as every device derives it ("journa" and the day).
+    static func journalPageID(_ yyyymmdd: Int) -> String {
+        let hex = String(yyyymmdd, radix: 16)
+        return "6a6f7572-6e61-8000-8000-" + String(repeating: "0", count: 12 - hex.count) + hex
+    }
+
+    /// A peer's create of a capture's block id on another day, with an earlier stamp, takes the
+    /// block off its day (the least stamp's create wins, on every device alike): said like a
+    /// deletion, naming the block, its first words and where it went, while outld runs and at the
+    /// next start when it came while none ran. A create stamped before 2000 is refused outright.
+    @Test func a_create_that_takes_a_block_off_its_day_is_said_like_a_deletion() throws {
+        let w = try PageFilesHome()
+        try w.capture("the capture a peer wants")
+        try w.capture("the second capture")
+        #expect(try w.once().status == 0)
+        // Each capture's id, the first after its line (both have one time, so either may come first).
+        let page = w.text(w.todayFile) ?? ""
+        let ids = ["- the capture a peer wants", "- the second capture"].map { line in
+            String(page.components(separatedBy: line).last?.components(separatedBy: "id:: ").dropFirst().first?.prefix(36) ?? "")
+        }
+        let elsewhere = Self.journalPageID(20_200_101)
+        func forge(_ id: String, wall: Int64) -> PageFilesPeer {
+            var p = PageFilesPeer()
+            p.wall = wall
+            p.createPage(id: elsewhere, journal: true, name: "2020-01-01")
+            p.createBlock(id: id, page: elsewhere, text: "the peer's words")
+            return p
+        }
+        let d = try w.start()
+        // Stamped in 1970: never read as ops (the next start says why); stamped in 2000: it wins, and is said.
+        let old = forge(ids[0], wall: 1)
+        try w.deliver(old)
+        let forger = forge(ids[0], wall: 946_684_800_001)
+        try w.deliver(forger)
+        #expect(eventually { d.log.contains("took 1 block off its page here") }, "\(d.log)")
+        let said = d.log.split(separator: "\n").first { $0.contains("took 1 block") }.map(String.init) ?? ""
+        #expect(said.contains(forger.actor) && said.contains(ids[0]) && said.contains("\"the capture a peer wants\"")
+                && said.contains("journals/2020_01_01.md"), "\(said)")
+        #expect(d.log.contains("0 edited, 1 moved"), "\(d.log)")
+        #expect(w.stop(d) == 0)
+        // Another while no outld runs: said at the next start.
+        try w.deliver(forge(ids[1], wall: 946_684_800_001))
+        let r = try w.once()
+        #expect(r.stderr.contains("took 1 block off its page here") && r.stderr.contains(ids[1]), "\(r.stderr)")
+        #expect(r.stderr.contains("ops-\(old.actor).jsonl: left an incomplete or invalid tail"), "\(r.stderr)")
+        #expect(!d.log.contains(old.actor) && !r.stderr.contains("device \(old.actor)"), "the 1970 ops were applied")
+    }
+
     // MARK: 5. a peer's journal page under another id
 
     @Test func a_peers_journal_page_under_a_non_canonical_id_takes_over_nothing() throws {

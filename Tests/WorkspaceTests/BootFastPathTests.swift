@@ -98,7 +98,7 @@ func sameHashTwin(_ id: BlockID) -> BlockID {
         for before in 0..<20 {
             for after in [0, 1, 7, 8, 9, 17] {
                 let text = String(repeating: "a", count: before) + special + String(repeating: "b", count: after)
-                var op = Op(hlc: HLC(wall: 5, counter: 1, actor: BlockID.random()), kind: .createBlock, id: BlockID.random())
+                var op = Op(hlc: HLC(wall: HLC.minWall + 5, counter: 1, actor: BlockID.random()), kind: .createBlock, id: BlockID.random())
                 op.page = BlockID.random()
                 op.pos = text
                 op.text = text
@@ -118,7 +118,7 @@ func sameHashTwin(_ id: BlockID) -> BlockID {
     var expected: [BlockID] = []
     // About 3 MB: several 1 MB reads, lines split across every read boundary, garbage in between.
     for k in 0..<12_000 {
-        var op = Op(hlc: HLC(wall: Int64(k), counter: 0, actor: actor), kind: .createBlock, id: BlockID.random())
+        var op = Op(hlc: HLC(wall: HLC.minWall + Int64(k), counter: 0, actor: actor), kind: .createBlock, id: BlockID.random())
         op.page = actor
         op.pos = "p\(k)"
         op.text = String(repeating: "x", count: k % 300)
@@ -168,13 +168,13 @@ private func dump(_ m: Model) -> [String] {
     let page = BlockID.journalPage(day1)
     var files: [[UInt8]] = [[], [], []]
     var blocks: [BlockID] = []
-    var cp = Op(hlc: HLC(wall: 1, counter: 0, actor: actors[0]), kind: .createPage, id: page)
+    var cp = Op(hlc: HLC(wall: HLC.minWall + 1, counter: 0, actor: actors[0]), kind: .createPage, id: page)
     cp.text = day1.iso
     OpEncoder.append(cp, to: &files[0])
     // Interleaved walls across devices; the same wall on two devices orders by counter then actor.
     for k in 0..<3000 {
         let d = (k * 7 + k / 5) % 3
-        let hlc = HLC(wall: Int64(10 + k / 2), counter: UInt32(k % 2), actor: actors[d])
+        let hlc = HLC(wall: HLC.minWall + Int64(10 + k / 2), counter: UInt32(k % 2), actor: actors[d])
         var op: Op
         if blocks.count < 5 || k % 4 != 0 {
             op = Op(hlc: hlc, kind: .createBlock, id: BlockID.random())

@@ -44,9 +44,10 @@ func update(_ id: BlockID, _ text: String, _ hlc: HLC) -> Op {
     await ws.close()
 
     var clock = HLClock(actor: BlockID.random())
-    clock.observe(HLC(wall: 1000, counter: UInt32.max, actor: peer), now: 1000)
-    let a = clock.tick(now: 1000), b = clock.tick(now: 1000)
-    #expect(a == HLC(wall: 1001, counter: 0, actor: clock.actor) && a < b)
+    let w = HLC.minWall + 1000
+    clock.observe(HLC(wall: w, counter: UInt32.max, actor: peer), now: w)
+    let a = clock.tick(now: w), b = clock.tick(now: w)
+    #expect(a == HLC(wall: w + 1, counter: 0, actor: clock.actor) && a < b)
 }
 
 @Test func far_future_peer_stamp_does_not_drag_the_clock_and_is_reported() async throws {
@@ -320,9 +321,13 @@ func an_edit_of_a_block_a_peer_stamped_at_the_limit_is_kept_across_restarts(_ pe
         op.text = ""
         return OpEncoder.line(op).dropLast().withUnsafeBufferPointer { OpParser.parse($0) } != nil
     }
-    #expect(parses(0) && parses(1_796_206_489_000) && parses(HLC.maxWall))
+    #expect(parses(HLC.minWall) && parses(1_796_206_489_000) && parses(HLC.maxWall))
     #expect(!parses(HLC.maxWall + 1) && !parses(-1) && !parses(999_999_999_999_999_999))
+    // The bottom too: a create stamped at 1970 would be older than every create and take its block.
+    #expect(!parses(0) && !parses(1) && !parses(HLC.minWall - 1))
     var clock = HLClock(actor: BlockID.random())
+    // A machine whose clock says 1970 (a reset RTC) stamps from the bottom of the range on.
+    #expect(clock.tick(now: 1000).wall == HLC.minWall && clock.tick(now: 1000) > HLC(wall: HLC.minWall, counter: 0, actor: clock.actor))
     #expect(clock.stamp(after: HLC(wall: HLC.maxWall, counter: UInt32.max, actor: BlockID.random())) == nil)
     #expect(clock.stamp(after: HLC(wall: HLC.maxWall, counter: 5, actor: BlockID.random()))?.counter == 6)
 }

@@ -69,7 +69,7 @@ import Testing
     #expect(JSONWord.anyQuoteBackslashOrControl(0x6161_6161_6161_6161) == false)
     // Two escapes in one word, and a string whose only escape is its last byte.
     let s = "ab\"c\\defgh\n"
-    var op = Op(hlc: HLC(wall: 1, counter: 0, actor: BlockID.random()), kind: .createBlock, id: BlockID.random())
+    var op = Op(hlc: HLC(wall: HLC.minWall, counter: 0, actor: BlockID.random()), kind: .createBlock, id: BlockID.random())
     op.page = BlockID.random(); op.pos = "0"; op.text = s
     let parsed = OpEncoder.line(op).dropLast().withUnsafeBufferPointer { OpParser.parse($0) }
     #expect(parsed?.text == s)
@@ -199,7 +199,7 @@ func checkedLine(_ json: String) -> [UInt8] {
 @Test func the_op_log_reader_reads_escapes_leniently_where_the_capture_format_refuses() {
     let a = BlockID.random(), id = BlockID.random(), page = BlockID.random()
     func text(_ t: String) -> String? {
-        let line = checkedLine(#"{"k":"cb","w":1,"c":0,"a":"\#(a)","id":"\#(id)","pg":"\#(page)","pa":"","pos":"a","t":"\#(t)"}"#)
+        let line = checkedLine(#"{"k":"cb","w":1796000000000,"c":0,"a":"\#(a)","id":"\#(id)","pg":"\#(page)","pa":"","pos":"a","t":"\#(t)"}"#)
         return line.withUnsafeBufferPointer { OpParser.parse($0) }.map(\.text)
     }
     #expect(text(#"plain"#) == "plain")
@@ -220,7 +220,7 @@ func checkedLine(_ json: String) -> [UInt8] {
             for special in ["\"", "\\", "\\\"", "\"\\"] {
                 var chars = Array(repeating: "a", count: length)
                 if length > 0 { chars[at] = special }
-                var op = Op(hlc: HLC(wall: 1, counter: 0, actor: actor), kind: .createBlock, id: BlockID.random())
+                var op = Op(hlc: HLC(wall: HLC.minWall, counter: 0, actor: actor), kind: .createBlock, id: BlockID.random())
                 op.page = BlockID.random()
                 op.pos = chars.joined()
                 op.text = chars.joined() + "é" + chars.joined()
@@ -237,7 +237,7 @@ func checkedLine(_ json: String) -> [UInt8] {
 @Test func keys_are_known_by_their_written_bytes() {
     let a = BlockID.random(), id = BlockID.random(), page = BlockID.random()
     func parse(_ extra: String) -> Op? {
-        checkedLine(#"{"k":"cb","w":1,"c":0,"a":"\#(a)","id":"\#(id)","pg":"\#(page)",\#(extra)"t":"x"}"#)
+        checkedLine(#"{"k":"cb","w":1796000000000,"c":0,"a":"\#(a)","id":"\#(id)","pg":"\#(page)",\#(extra)"t":"x"}"#)
             .withUnsafeBufferPointer { OpParser.parse($0) }
     }
     #expect(parse("")?.text == "x")
@@ -253,7 +253,7 @@ func checkedLine(_ json: String) -> [UInt8] {
 @Test func an_id_of_zero_bytes_is_no_id_even_before_any_id_was_read() {
     let id = BlockID.random(), page = BlockID.random(), good = BlockID.random()
     func line(actor: [UInt8], page pg: [UInt8]) -> [UInt8] {
-        let body = Array(#"{"k":"cb","w":1,"c":0,"a":""#.utf8) + actor + Array(#"","id":"\#(id)","pg":""#.utf8) + pg
+        let body = Array(#"{"k":"cb","w":1796000000000,"c":0,"a":""#.utf8) + actor + Array(#"","id":"\#(id)","pg":""#.utf8) + pg
             + Array(#"","pa":"","pos":"a","t":"x"}"#.utf8)
         let crc = String(CRC32C.checksum(body), radix: 16)
         return Array((String(repeating: "0", count: 8 - crc.count) + crc + " ").utf8) + body
@@ -272,7 +272,7 @@ func checkedLine(_ json: String) -> [UInt8] {
 }
 
 @Test func a_flipped_bit_fails_the_line_check() {
-    var op = Op(hlc: HLC(wall: 1, counter: 0, actor: BlockID.random()), kind: .deleteBlock, id: BlockID.random())
+    var op = Op(hlc: HLC(wall: HLC.minWall, counter: 0, actor: BlockID.random()), kind: .deleteBlock, id: BlockID.random())
     op.text = ""
     var line = Array(OpEncoder.line(op).dropLast())
     line[30] ^= 0x01

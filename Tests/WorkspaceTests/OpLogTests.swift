@@ -50,7 +50,7 @@ func appendRaw(_ path: String, _ bytes: [UInt8]) throws {
     }
     let file = opsFiles(t)[0]
     // A newer build's op, written by this device: valid line, unknown kind, unknown fields.
-    let json = "{\"k\":\"zz\",\"w\":2,\"c\":0,\"a\":\"\(me)\",\"id\":\"\(BlockID.random())\",\"new\":{\"x\":[1,2]}}"
+    let json = "{\"k\":\"zz\",\"w\":1796000000000,\"c\":0,\"a\":\"\(me)\",\"id\":\"\(BlockID.random())\",\"new\":{\"x\":[1,2]}}"
     let crc = String(CRC32C.checksum(Array(json.utf8)), radix: 16)
     let line = String(repeating: "0", count: 8 - crc.count) + crc + " " + json + "\n"
     try appendRaw(file, Array(line.utf8))

@@ -88,8 +88,8 @@ import TestSupport
         let crc = String(CRC32C.checksum(body), radix: 16)
         return Array((String(repeating: "0", count: 8 - crc.count) + crc + " ").utf8) + body + [10]
     }
-    lines.append(line(Array(#"{"k":"cp","w":1,"c":0,"a":"\#(actor)","id":"\#(page)","pk":"j","t":"\#(day1.iso)"}"#.utf8)))
-    lines.append(line(Array(#"{"k":"cb","w":1,"c":1,"a":"\#(actor)","id":"\#(BlockID(hi: 9, lo: 9))","pg":"\#(page)","pa":"","pos":"a0","t":"bad "#.utf8)
+    lines.append(line(Array(#"{"k":"cp","w":1796000000000,"c":0,"a":"\#(actor)","id":"\#(page)","pk":"j","t":"\#(day1.iso)"}"#.utf8)))
+    lines.append(line(Array(#"{"k":"cb","w":1796000000000,"c":1,"a":"\#(actor)","id":"\#(BlockID(hi: 9, lo: 9))","pg":"\#(page)","pa":"","pos":"a0","t":"bad "#.utf8)
                       + [0xFF, 0xC3] + Array(#" bytes","pr":{"source":"x"}}"#.utf8)))
     let ops = Path.join(t.root, ".outl/ops")
     try FileManager.default.createDirectory(atPath: ops, withIntermediateDirectories: true)

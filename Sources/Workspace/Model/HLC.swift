@@ -2,7 +2,7 @@
 // Invariant (a promise): `tick` never returns a stamp lower than one it returned or adopted, its counter
 // carries into the wall time instead of wrapping; a stamp more than `maxAhead` ahead of this machine's
 // clock is held back, never adopted; `stamp(after:)` is greater than the stamp it is given, within
-// the one range every device writes and reads (`HLC.maxWall`), or nil where nothing in it is.
+// the one range every device writes and reads (`HLC.minWall` to `HLC.maxWall`), or nil where nothing in it is.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,16 +24,22 @@ public struct HLC: Comparable, Hashable, Sendable {
         return a.actor < b.actor
     }
 
-    /// The top of the one range of stamps, shared by the writer and the reader: walls from 0 to the
-    /// last millisecond of the year 9999 UTC, counters 0 to UInt32.max. The reader (OpParser) refuses
-    /// an op stamped outside it, whoever wrote it, and this device writes none: its clock follows the
-    /// machine's (and adopts nothing more than `HLClock.maxAhead` ahead of it), and `stamp(after:)`
-    /// answers nil rather than step past the top.
+    /// The top of the one range of stamps, shared by the writer and the reader: walls from `minWall`
+    /// to the last millisecond of the year 9999 UTC, counters 0 to UInt32.max. The reader (OpParser)
+    /// refuses an op stamped outside it, whoever wrote it, and this device writes none: its clock
+    /// follows the machine's from `minWall` on (and adopts nothing more than `HLClock.maxAhead` ahead
+    /// of it), and `stamp(after:)` answers nil rather than step past the top.
     public static let maxWall: Int64 = 253_402_300_799_999
+
+    /// The bottom of the range: 2000-01-01T00:00:00Z. outl was written in 2026, so no device's op can
+    /// be older; a peer's create stamped at 1970 would otherwise be older than every create and take
+    /// its block (the least stamp's create wins). A machine whose clock says 1970 (a reset RTC)
+    /// stamps from here on.
+    public static let minWall: Int64 = 946_684_800_000
 
     /// Whether a wall time read is within the range.
     @inline(__always)
-    public static func inRange(wall: Int64) -> Bool { wall >= 0 && wall <= maxWall }
+    public static func inRange(wall: Int64) -> Bool { wall >= minWall && wall <= maxWall }
 
     /// The least stamp of `actor` greater than this one, whatever the actors: the counter carries
     /// into the wall time at its maximum, so no successor is ever lower.
@@ -89,7 +95,7 @@ public struct HLClock: Sendable {
 
     public init(actor: BlockID) {
         self.actor = actor
-        last = HLC(wall: 0, counter: 0, actor: actor)
+        last = HLC(wall: HLC.minWall, counter: 0, actor: actor)
     }
 
     /// Adopts `h` if it is newer than the clock and no more than `maxAhead` ahead of `now`; returns
