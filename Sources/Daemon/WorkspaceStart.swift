@@ -101,7 +101,7 @@ enum WorkspaceStart {
         switch error {
         case is UnsafeComponent: return 73
         case let x as Errno: e = x
-        case WorkspaceError.io(let x, _): e = x
+        case WorkspaceError.io(let x, _), WorkspaceError.archive(let x, _): e = x
         default: e = nil
         }
         guard let code = e?.code else { return Sysexits.unavailable }

@@ -341,7 +341,9 @@ private func drainBatch(
     do {
         outcomes = try await append(landing, to: workspace)
     } catch {
-        settle.keep(landing.places.count + copies.count, because: "op log append failed: \(error)", batchEnd: end)
+        // Said as what it is: this device's archive (its state directory's disk) is not the op log.
+        let why = if case WorkspaceError.archive = error { "\(error)" } else { "op log append failed: \(error)" }
+        settle.keep(landing.places.count + copies.count, because: why, batchEnd: end)
         return (settle, end)
     }
     let durableUsec = wallClockMicroseconds()

@@ -9,6 +9,9 @@ import SystemCalls
 public enum WorkspaceError: Error, CustomStringConvertible {
     case locked(ownerPID: Int32?)        // another process holds the device write lock
     case io(Errno, path: String)
+    /// This device's archive of ops (state directory, `seen/`) could not be written: its disk, not
+    /// the op log's; captures still land in the op log.
+    case archive(Errno, path: String)
     case badPath(String)
     case badID(String)
     case readOnly                        // a write asked of a workspace opened read-only
@@ -18,6 +21,7 @@ public enum WorkspaceError: Error, CustomStringConvertible {
         case .locked(let pid):
             return "the workspace is in use by another process" + (pid.map { " (pid \($0))" } ?? "")
         case .io(let e, let path): return "\(path): \(e)"
+        case .archive(let e, let path): return "this device's archive of ops is behind: \(e) (\(path))"
         case .badPath(let p): return "\(p): not a page file of this workspace"
         case .badID(let s): return "\(s): not a block id (UUID spelling)"
         case .readOnly: return "the workspace was opened read-only"

@@ -139,7 +139,7 @@ final class OpLogWriter {
         if !archiveBehind {
             do { try bytes.withUnsafeBufferPointer { try seen.appendOwn(name, UnsafeBufferPointer(rebasing: $0[opsStart...])) } } catch {
                 archiveBehind = true
-                log.warning("\(error): this device's archive of its own ops is behind its op log; it catches up later")
+                log.warning("\(error); the op log holds it all, and the archive catches up later")
             }
         }
         if !intact {
@@ -189,9 +189,14 @@ final class OpLogWriter {
         }
         let st = try io(path) { try Sys.fstat(fd) }
         expectedEnd = Int(st.st_size)
-        if let seen, (st.st_mode & S_IFMT) != S_IFREG || expectedEnd != seen.size(name) {
-            try republish("does not hold what this device's archive says it wrote")
+        guard let seen, (st.st_mode & S_IFMT) != S_IFREG || expectedEnd != seen.size(name) else { return }
+        if (st.st_mode & S_IFMT) == S_IFREG, seen.behindOwn[name] == expectedEnd {
+            // All its lines are this device's (the boot read them): the archive is behind, its disk
+            // full; the file is right and takes the next batch.
+            archiveBehind = true
+            return
         }
+        try republish("does not hold what this device's archive says it wrote")
     }
 
     /// The file at the name is the one this writer appends to, and has the size its appends gave it.

@@ -196,7 +196,7 @@ final class OpLogFollower {
                     // An archive behind its file (made by an older outld, or its unsynced tail lost
                     // to a power cut): the file, whose lines are all this device's, gives it the rest.
                     do { try seen.appendOwn(name, from: path, held..<c.offset) } catch {
-                        log.warning("\(error): this device's archive of its own ops is behind its op log; it catches up later")
+                        log.warning("\(error); the op log holds it all, and the archive catches up later")
                     }
                 } else {
                     // Not acknowledged until it holds all: if this fails, the first append tries again.

@@ -235,9 +235,16 @@ final class SeenOps {
         guard writable else { return }
         let a = try archive(name)
         guard a.size == range.lowerBound else { throw WorkspaceError.io(Errno(EINVAL), path: a.path) }
+        behindOwn[name] = range.upperBound
         let f = try io(path) { try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) }
         try f.closeAfter { try copy(f.rawValue, range, to: a) }
+        behindOwn[name] = nil
     }
+
+    /// This device's own files whose every line is its own and which hold more than their archive
+    /// could take (its disk full): the size each file was read to. The file is right, the archive
+    /// behind: the writer appends to it, and the archive catches up when it can.
+    private(set) var behindOwn: [String: Int] = [:]
 
     /// The size of the archive of `name` (for this device's own file: the size that file must have).
     func size(_ name: String) -> Int { archives[name]?.size ?? 0 }
@@ -374,8 +381,10 @@ final class SeenOps {
         guard !b.isEmpty else { return }
         var done = 0
         while done < b.count {
-            let n = try io(a.path) { try Sys.pwrite(a.fd, UnsafeRawBufferPointer(rebasing: b[done...]), at: Int64(a.size + done)) }
-            if n <= 0 { throw WorkspaceError.io(.EIO, path: a.path) }
+            let n: Int
+            do { n = try Sys.pwrite(a.fd, UnsafeRawBufferPointer(rebasing: b[done...]), at: Int64(a.size + done)) }
+            catch let e as Errno { throw WorkspaceError.archive(e, path: a.path) }
+            if n <= 0 { throw WorkspaceError.archive(.EIO, path: a.path) }
             done += n
         }
         a.size += b.count

@@ -43,7 +43,7 @@ struct PageFileError: Error, CustomStringConvertible {
         switch error {
         case let u as UnsafeComponent: return u.description
         case let p as PageFileError: return p.reason
-        case WorkspaceError.io(let e, _): return reason(e)
+        case WorkspaceError.io(let e, _), WorkspaceError.archive(let e, _): return reason(e)
         case let e as Errno:
             switch e.code {
             case ELOOP: return "is a symbolic link, and nothing inside the workspace is followed"
