@@ -471,6 +471,62 @@ func pageFilesIdentity(_ path: String) -> [Int]? {
         #expect(!d.log.contains(old.actor) && !r.stderr.contains("device \(old.actor)"), "the 1970 ops were applied")
     }
 
+    // MARK: 4d. a peer that rewrites its log
+
+    /// A peer's log of `count` blocks on today's page, `tag` in each text.
+    func peerLog(_ w: PageFilesHome, actor: String, tag: String, count: Int, wall: Int64) -> PageFilesPeer {
+        var p = PageFilesPeer()
+        p.actor = actor
+        p.wall = wall
+        let page = Self.journalPageID(Int(w.today.iso.replacingOccurrences(of: "-", with: ""))!)
+        p.createPage(id: page, journal: true, name: w.today.iso)
+        for k in 0..<count { p.createBlock(id: PageFilesPeer.newID(), page: page, text: "\(tag) \(k)") }
+        return p
+    }
+
+    /// A peer that replaces its log by new content again and again (here 3,000 ops each time) adds
+    /// nothing after the first: each version is said once, with its device, while outld runs and at
+    /// a start; this device's page, archive and op count stay as they were. A log that lost its tail
+    /// and grew again (keeping most of what it had) is read as ever, however much it adds.
+    @Test func a_peer_that_rewrites_its_log_to_new_content_grows_nothing_here() throws {
+        let w = try PageFilesHome()
+        try w.capture("mine")
+        #expect(try w.once().status == 0)
+        let actor = PageFilesPeer().actor, wall = Int64(Date().timeIntervalSince1970 * 1000) - 3_600_000
+        let first = peerLog(w, actor: actor, tag: "first", count: 3000, wall: wall)
+        try w.deliver(first)
+        let d = try w.start()
+        #expect(eventually { pageFilesCount(w.text(w.todayFile), "- first 2999") == 1 }, "\(d.log)")
+        let blocks = { (w.text(w.todayFile) ?? "").components(separatedBy: "\n- ").count }
+        let before = blocks()
+        // This device's archive of the peer's log: its size is the bound of what the peer costs here.
+        let states = Path.join(w.h.home, ".local/state/outl")
+        let archive = Path.join(states, (listDir(states).first { $0.hasPrefix("ws-") } ?? "") + "/seen/ops-\(actor).jsonl")
+        let archived = { Int(((try? Sys.lstat(archive))?.st_size) ?? -1) }
+        let archivedBefore = archived()
+        for round in 1...3 {
+            try w.deliver(peerLog(w, actor: actor, tag: "round \(round)", count: 3000, wall: wall + Int64(round) * 600_000))
+            #expect(eventually { d.log.components(separatedBy: "rewrote its op log").count - 1 == round }, "round \(round): \(d.log)")
+        }
+        #expect(blocks() == before && !(w.text(w.todayFile) ?? "").contains("round"), "a rewritten log was read")
+        #expect(archivedBefore > 0 && archived() == archivedBefore, "the archive grew: \(archivedBefore) to \(archived()) bytes")
+        #expect(w.stop(d) == 0)
+        let said = d.log.split(separator: "\n").filter { $0.contains("rewrote its op log") }
+        #expect(said.allSatisfy { $0.contains("device \(actor)") && $0.contains("3001 ops this device never saw, 0 of the 3001 it had") }, "\(said)")
+        let again = try w.once()
+        #expect(again.stderr.contains("device \(actor) rewrote its op log") && blocks() == before, "\(again.stderr)")
+        try w.expectPeerRead(first, ops: 3001)
+        // Cut and grown again, as a restore would leave it: read, all 1,500 new ops.
+        var grown = first
+        grown.bytes = Array(first.bytes.prefix(first.bytes.count / 2))
+        grown.bytes = Array(grown.bytes[..<(grown.bytes.lastIndex(of: 10)! + 1)])
+        let more = peerLog(w, actor: actor, tag: "grown", count: 1500, wall: wall + 3_000_000)
+        grown.bytes += more.bytes[(more.bytes.firstIndex(of: 10)! + 1)...]
+        try w.deliver(grown)
+        let r = try w.once()
+        #expect(r.status == 0 && pageFilesCount(w.text(w.todayFile), "- grown 1499") == 1 && !r.stderr.contains("rewrote"), "\(r.stderr)")
+    }
+
     // MARK: 5. a peer's journal page under another id
 
     @Test func a_peers_journal_page_under_a_non_canonical_id_takes_over_nothing() throws {

@@ -121,6 +121,34 @@ final class OpLogFollower {
         log.warning("\(path): not read: \(why)", ["OUTL_OPS_FILE": path])
     }
 
+    /// Versions of other devices' files left unread as logs rewritten to new content (RewrittenLog),
+    /// by name: each version is judged, and said, once.
+    private var refusedVersions: [String: FileStamp] = [:]
+
+    /// Whether the version of another device's file at `path` is a log rewritten to new content, left
+    /// unread. Judged for a file apart from its archive at the boot, and in a live merge for one whose
+    /// bytes before what was read changed; a version once refused is skipped without a look.
+    private func refusesRewrite(_ name: String, path: String, cursor c: OpFileCursor, in opsFD: FileDescriptor?, atBoot: Bool) -> Bool {
+        guard let seen, atBoot || c.offset > 0 || refusedVersions[name] != nil else { return false }
+        let flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK
+        guard let f = try? (opsFD.map { try $0.openat(name, flags, fullPath: path) } ?? FileDescriptor.open(path, flags)) else { return false }
+        defer { f.close() }
+        guard let st = try? f.stat(), st.st_mode & S_IFMT == S_IFREG else { return false }
+        let version = FileStamp(st)
+        if refusedVersions[name] == version { return true }
+        refusedVersions[name] = nil
+        if !atBoot {
+            guard !c.isUnchanged(st), let same = try? c.prefixUnchanged(f.rawValue, path: path, size: Int(st.st_size)), !same else { return false }
+        }
+        guard let r = try? seen.judgeRewrite(name, file: f.rawValue, size: Int(st.st_size), path: path) else { return false }
+        let judged = RewrittenLog(kept: r.kept, new: r.new, had: r.had)
+        guard judged.isNewContent else { return false }
+        refusedVersions[name] = version
+        let device = OpLogFollower.actor(ofFile: name)?.description ?? name
+        log.warning(judged.said(file: path, device: device), ["OUTL_OPS_FILE": path, "OUTL_DEVICE": device])
+        return true
+    }
+
     /// What a read of an op file that is not one says (a link is never followed).
     static let notRegularWhy = "not a regular file (a symbolic link, a FIFO or a device), which is never read as an op log"
 
@@ -178,6 +206,8 @@ final class OpLogFollower {
                 stats.faults += 1
             }
             var c = cursors[name] ?? OpFileCursor()
+            // A file apart from its archive that holds mostly ops never seen: its archive alone serves.
+            if !own, !inStep, refusesRewrite(name, path: path, cursor: c, in: opsFD, atBoot: true) { continue }
             let badBefore = c.bad
             let outcome = try c.read(path, in: opsFD, writable: own, log: log, sink: filtered, progress: { n in progress?(done + n, total) },
                                      keep: own || seen == nil ? nil : { fd, span in self.keep(name, fd, span) })
@@ -262,6 +292,7 @@ final class OpLogFollower {
             }
             let path = Path.join(dir, name)
             var c = cursors[name] ?? OpFileCursor()
+            if refusesRewrite(name, path: path, cursor: c, in: opsFD, atBoot: false) { continue }
             let badBefore = c.bad
             let offsetBefore = c.offset
             let owner = OpLogFollower.actor(ofFile: name)

@@ -246,6 +246,18 @@ final class SeenOps {
     /// behind: the writer appends to it, and the archive catches up when it can.
     private(set) var behindOwn: [String: Int] = [:]
 
+    /// How another device's file that changed before what this device had read of it compares with
+    /// what this device holds of it: ops it still holds (`kept`, of `had`), ops never seen (`new`).
+    /// A log rewritten to new content keeps few and brings many (RewrittenLog).
+    func judgeRewrite(_ name: String, file fd: Int32, size: Int, path: String) throws -> (kept: Int, new: Int, had: Int) {
+        let a = try archive(name)
+        var had = a.stamps ?? []
+        if a.stamps == nil { try forEachLine(a.fd, 0..<a.size, path: a.path) { hlc, _ in had.insert(hlc) } }
+        var kept = 0, new = 0
+        try forEachLine(fd, 0..<size, path: path) { hlc, _ in if had.contains(hlc) { kept += 1 } else { new += 1 } }
+        return (kept, new, had.count)
+    }
+
     /// The size of the archive of `name` (for this device's own file: the size that file must have).
     func size(_ name: String) -> Int { archives[name]?.size ?? 0 }
 
