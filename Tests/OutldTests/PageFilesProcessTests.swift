@@ -495,6 +495,8 @@ func pageFilesIdentity(_ path: String) -> [Int]? {
         let actor = PageFilesPeer().actor, wall = Int64(Date().timeIntervalSince1970 * 1000) - 3_600_000
         let first = peerLog(w, actor: actor, tag: "first", count: 3000, wall: wall)
         try w.deliver(first)
+        let base = try runMeasuringPeakRSS(binPath("outld"), ["--once", "--log", "stderr"], env: w.env)
+        #expect(base.status == 0, "\(base.stderr)")
         let d = try w.start()
         #expect(eventually { pageFilesCount(w.text(w.todayFile), "- first 2999") == 1 }, "\(d.log)")
         let blocks = { (w.text(w.todayFile) ?? "").components(separatedBy: "\n- ").count }
@@ -513,8 +515,11 @@ func pageFilesIdentity(_ path: String) -> [Int]? {
         #expect(w.stop(d) == 0)
         let said = d.log.split(separator: "\n").filter { $0.contains("rewrote its op log") }
         #expect(said.allSatisfy { $0.contains("device \(actor)") && $0.contains("3001 ops this device never saw, 0 of the 3001 it had") }, "\(said)")
-        let again = try w.once()
+        // A start after the three versions: said again, nothing read; its peak memory within 8 MiB of
+        // the start before them (the rewrites grew it 16 to 51 MB when they were read).
+        let again = try runMeasuringPeakRSS(binPath("outld"), ["--once", "--log", "stderr"], env: w.env)
         #expect(again.stderr.contains("device \(actor) rewrote its op log") && blocks() == before, "\(again.stderr)")
+        #expect(again.peakRSSKiB <= base.peakRSSKiB + 8192, "peak RSS \(base.peakRSSKiB) KiB before, \(again.peakRSSKiB) KiB after")
         try w.expectPeerRead(first, ops: 3001)
         // Cut and grown again, as a restore would leave it: read, all 1,500 new ops.
         var grown = first
