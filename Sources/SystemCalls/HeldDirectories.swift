@@ -76,9 +76,9 @@ public final class HeldDirectories {
     }
 
     /// Directories only this program writes into (`.outl` and below): a link or a file found where
-    /// one of them belongs, when asked to create it, is taken away (OwnDirectory) and said to
-    /// `takenAway`; nil: refused like any other.
-    public var own: (prefix: String, keepingUpTo: Int, takenAway: (OwnDirectory.Removed) -> Void)?
+    /// one of them belongs, when asked to create it, is told to `removing` and taken away
+    /// (OwnDirectory); nil: refused like any other.
+    public var own: (prefix: String, keepingUpTo: Int, removing: (OwnDirectory.Found) -> Void)?
 
     private func openComponent(_ prefix: String, _ parentPrefix: String, from parent: FileDescriptor, create: mode_t?) throws -> FileDescriptor {
         let path = Path.join(root, prefix), parentPath = parentPrefix.isEmpty ? root : Path.join(root, parentPrefix)
@@ -86,8 +86,7 @@ public final class HeldDirectories {
             return try DirectoryWalk.open(path, beneath: parentPath, create: create, from: parent)
         } catch let u as UnsafeComponent {
             guard create != nil, let own, prefix == own.prefix || prefix.hasPrefix(own.prefix + "/"),
-                  let r = try OwnDirectory.takeAway(u.path, beneath: root, keepingUpTo: own.keepingUpTo) else { throw u }
-            own.takenAway(r)
+                  try OwnDirectory.takeAway(u.path, beneath: root, keepingUpTo: own.keepingUpTo, removing: own.removing) else { throw u }
             return try DirectoryWalk.open(path, beneath: parentPath, create: create, from: parent)
         }
     }

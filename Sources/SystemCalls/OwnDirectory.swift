@@ -2,14 +2,15 @@
 // files' directory, its temporaries, its inbox). A peer or a sync tool can leave a link, a FIFO or a file
 // at its name; refusing it would stop the service until a person repairs the folder, so the entry is
 // taken away and the directory made again. Invariant: nothing is followed, and only the one entry found
-// at the directory's own name is removed (a regular file's first bytes are handed to the caller first).
+// at the directory's own name is removed, after the caller was told of it (a regular file with its first
+// bytes, so they can be kept durably before the file is gone).
 #if canImport(Glibc)
 import Glibc
 #endif
 
 public enum OwnDirectory {
-    /// What stood where the directory belongs, once it is gone.
-    public struct Removed: Sendable {
+    /// What stands where the directory belongs, about to be removed.
+    public struct Found: Sendable {
         public let path: String
         /// "a symbolic link to /x", "a FIFO", "a file of 12 bytes", ...
         public let what: String
@@ -18,31 +19,34 @@ public enum OwnDirectory {
     }
 
     /// Opens (making it when missing, with `mode`) the directory at `path` below `root`, as
-    /// `DirectoryWalk.open` does; a component that is not a directory is taken away first and said to
-    /// `removed`. Every component of `path` below `root` must be this program's own. A peer that puts
+    /// `DirectoryWalk.open` does; a component that is not a directory is told to `removing`, then
+    /// taken away. Every component of `path` below `root` must be this program's own. A peer that puts
     /// something back as fast as it is removed is refused after a few rounds (`UnsafeComponent`).
     public static func open(_ path: String, beneath root: String, mode: mode_t, keepingUpTo limit: Int,
-                            removed: (Removed) -> Void) throws -> FileDescriptor {
+                            removing: (Found) -> Void) throws -> FileDescriptor {
         for _ in 0..<4 {
             do { return try DirectoryWalk.open(path, beneath: root, create: mode) } catch let u as UnsafeComponent {
-                if let r = try takeAway(u.path, beneath: root, keepingUpTo: limit) { removed(r) }
+                _ = try takeAway(u.path, beneath: root, keepingUpTo: limit, removing: removing)
             }
         }
         return try DirectoryWalk.open(path, beneath: root, create: mode)
     }
 
-    /// Removes the non-directory at `path` (below `root`, its parents real directories), fsyncs its
-    /// parent, and says what it was; nil when a directory stands there now (another creator won).
-    public static func takeAway(_ path: String, beneath root: String, keepingUpTo limit: Int) throws -> Removed? {
+    /// Tells `removing` what non-directory is at `path` (below `root`, its parents real directories),
+    /// then removes it and fsyncs its parent; false when a directory stands there now (another
+    /// creator won) or nothing does.
+    @discardableResult
+    public static func takeAway(_ path: String, beneath root: String, keepingUpTo limit: Int,
+                                removing: (Found) -> Void) throws -> Bool {
         let parentPath = Path.parent(of: path), name = Path.lastComponent(path)
         let parent = try DirectoryWalk.open(parentPath, beneath: root)
         return try parent.closeAfter {
             let st: stat
-            do { st = try parent.stat(name, fullPath: path) } catch let e as Errno where e == .ENOENT { return nil }
+            do { st = try parent.stat(name, fullPath: path) } catch let e as Errno where e == .ENOENT { return false }
             let what: String
             var bytes: [UInt8]? = nil
             switch st.st_mode & S_IFMT {
-            case S_IFDIR: return nil
+            case S_IFDIR: return false
             case S_IFLNK: what = "a symbolic link" + (linkTarget(name, in: parent).map { " to \($0)" } ?? "")
             case S_IFIFO: what = "a FIFO"
             case S_IFSOCK: what = "a socket"
@@ -53,9 +57,10 @@ public enum OwnDirectory {
                     .map { f in f.closeAfter { firstBytes(of: f, upTo: limit) } }
             default: what = "not a directory"
             }
+            removing(Found(path: path, what: what, bytes: bytes))
             try parent.unlink(name, fullPath: path)
             try parent.sync()
-            return Removed(path: path, what: what, bytes: bytes)
+            return true
         }
     }
 

@@ -55,7 +55,7 @@ import Workspace
     }
 
     /// With the `own` hook, a directory below `.outl` that is a link, a FIFO or a file is taken away
-    /// when it is asked for with `create` (a file's bytes handed over first) and made again; one the
+    /// when it is asked for with `create` (told first, a file with its bytes) and made again; one the
     /// person owns (journals) is still refused; the link's target is never reached.
     @Test(arguments: ["link", "fifo", "file"])
     func an_own_directory_made_a_link_fifo_or_file_is_taken_away_when_made(_ what: String) throws {
@@ -72,12 +72,14 @@ import Workspace
             }
         }
         let held = HeldDirectories(root: root)
-        var removed: [OwnDirectory.Removed] = []
-        held.own = (".outl", 1 << 20, { removed.append($0) })
+        var removed: [OwnDirectory.Found] = []
+        // Told before the entry goes, so a file's bytes can be kept durably first.
+        var presentWhenTold: [Bool] = []
+        held.own = (".outl", 1 << 20, { removed.append($0); presentWhenTold.append((try? Sys.lstat($0.path)) != nil) })
         #expect(throws: UnsafeComponent.self) { _ = try held.directory(".outl/tmp") }  // not asked to make it
         let made = try held.directory(".outl/tmp", create: 0o700)
         #expect(try inode(made) == inode(Path.join(root, ".outl/tmp")))
-        #expect(removed.map(\.path) == [Path.join(root, ".outl/tmp")])
+        #expect(removed.map(\.path) == [Path.join(root, ".outl/tmp")] && presentWhenTold == [true])
         #expect(removed.first?.bytes.map { String(decoding: $0, as: UTF8.self) } == (what == "file" ? "a peer's bytes\n" : nil))
         #expect(removed.first?.what.hasPrefix(what == "link" ? "a symbolic link to \(outside)" : what == "fifo" ? "a FIFO" : "a file of 15 bytes") == true,
                 "\(removed.map(\.what))")

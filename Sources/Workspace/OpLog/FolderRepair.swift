@@ -1,8 +1,9 @@
 // FolderRepair: sets right a directory of this device's own in the workspace (`.outl`, `.outl/ops`,
 // `.outl/tmp`, the workspace inbox) that a peer or a sync tool replaced by a link, a FIFO or a file:
 // refused, it would stop the service at every start. The entry is taken away without being followed
-// (OwnDirectory), a regular file's bytes set aside (SetAside), and each repair said once: a warning with
-// its own journal entry, and a notice for `outl status`. Read-only opens have none (nothing is changed).
+// (OwnDirectory), a regular file's bytes set aside (SetAside, durably, before the file is removed), and
+// each repair said once: a warning with its own journal entry, and a notice for `outl status`. Read-only
+// opens have none (nothing is changed).
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,12 +29,13 @@ final class FolderRepair {
     func open(_ rel: String, mode: mode_t = 0o755) throws -> FileDescriptor {
         let path = Path.join(root, rel)
         do {
-            return try OwnDirectory.open(path, beneath: root, mode: mode, keepingUpTo: SetAside.maxFileBytes, removed: takenAway)
+            return try OwnDirectory.open(path, beneath: root, mode: mode, keepingUpTo: SetAside.maxFileBytes, removing: removing)
         } catch let e as Errno { throw WorkspaceError.io(e, path: path) }
     }
 
-    /// Says what was taken away where an own directory belongs, keeping a regular file's bytes.
-    func takenAway(_ r: OwnDirectory.Removed) {
+    /// Keeps a regular file's bytes and says what is removed where an own directory belongs
+    /// (OwnDirectory removes it only after this returns).
+    func removing(_ r: OwnDirectory.Found) {
         var kept = ""
         if let bytes = r.bytes, !bytes.isEmpty {
             do { kept = "; its bytes are kept in " + (try setAside.keep(bytes, what: Path.lastComponent(r.path))) }
@@ -46,7 +48,7 @@ final class FolderRepair {
     }
 
     /// HeldDirectories' hook: its directories below `.outl` are set right the same way.
-    var heldDirectoriesHook: (prefix: String, keepingUpTo: Int, takenAway: (OwnDirectory.Removed) -> Void) {
-        (FolderRepair.ownPrefix, SetAside.maxFileBytes, { [weak self] r in self?.takenAway(r) })
+    var heldDirectoriesHook: (prefix: String, keepingUpTo: Int, removing: (OwnDirectory.Found) -> Void) {
+        (FolderRepair.ownPrefix, SetAside.maxFileBytes, { [weak self] r in self?.removing(r) })
     }
 }
