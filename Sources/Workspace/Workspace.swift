@@ -310,6 +310,20 @@ public actor Workspace {
         return true
     }
 
+    /// The workspace's directories that something else stands in for (a link, a FIFO or a file), in
+    /// `outl status`'s order: outl's own (below `.outl`, which outld sets right: FolderRepair), then the
+    /// person's (`journals`, `pages`, `assets`: never removed, their pages or attachments wait).
+    public static func misplacedDirectories(root: String) -> [(path: String, symlink: Bool, outlsOwn: Bool)] {
+        let own = [FolderRepair.ownPrefix] + WorkspaceCore.ownDirectories
+        return (own + ["journals", "pages", "assets"]).compactMap { rel in
+            let path = Path.join(root, rel)
+            do { try DirectoryWalk.open(path, beneath: root).close() } catch let u as UnsafeComponent where u.path == path {
+                return (path, u.kind == .symlink, own.contains(rel))
+            } catch {}
+            return nil
+        }
+    }
+
     /// What this device keeps set aside (SetAside: what others put where its own things belong).
     public static func setAsideSummary(root: String, stateDirectory: String?) -> SetAsideSummary {
         let dir = Path.join(DeviceState.directory(root: root, stateDirectory: stateDirectory), SetAside.directoryName)

@@ -72,14 +72,10 @@ enum StatusCommand {
     /// The workspace's directories that something else stands in for (a peer's link, FIFO or file),
     /// with what becomes of it: outl's own are set right by outld, the page folders are the person's.
     static func misplaced(root: String) -> [(path: String, why: String)] {
-        [".outl", ".outl/ops", ".outl/tmp", ".outl/captures", "journals", "pages", "assets"].compactMap { rel in
-            let path = Path.join(root, rel)
-            do { try DirectoryWalk.open(path, beneath: root).close() } catch let u as UnsafeComponent where u.path == path {
-                let what = u.kind == .symlink ? "a symbolic link" : "not a directory"
-                return (path, rel.hasPrefix(".outl") ? "\(what); outld sets it right when it next needs it (it is outl's own)"
-                                                       : "\(what), never followed; nothing is written in it until it is a directory again")
-            } catch {}
-            return nil
+        Workspace.misplacedDirectories(root: root).map { d in
+            let what = d.symlink ? "a symbolic link" : "not a directory"
+            return (d.path, d.outlsOwn ? "\(what); outld sets it right when it next needs it (it is outl's own)"
+                                       : "\(what), never followed; nothing is written in it until it is a directory again")
         }
     }
 

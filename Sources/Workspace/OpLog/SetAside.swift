@@ -41,6 +41,8 @@ final class SetAside {
         var total = files.reduce(0) { $0 + $1.bytes }
         while let oldest = files.first, files.count > SetAside.maxFiles || total > SetAside.maxBytes, files.count > 1 {
             let path = Path.join(dir, oldest.name)
+            // Not made durable: a crash that brings back a dropped file only keeps more than the bound
+            // until the next keep drops it again.
             do { try Sys.unlink(path) } catch {
                 log.warning("\(path): could not drop this set-aside file (\(error))")
                 return
