@@ -197,7 +197,7 @@ final class RunningDaemon {
                 return 0
             case SIGHUP:
                 wake.rescan = true
-                wake.rescanWhy.append("SIGHUP from pid \(s.pid): outld.conf read again (journal-file-format and the workspace take a restart)")
+                wake.rescanWhy.append("SIGHUP from pid \(s.pid): outld.conf read again (journal-file-format, page-properties and the workspace take a restart)")
             case SIGUSR1:
                 wake.drain = true
                 backoff.succeeded()  // an explicit request retries now, not after the backoff
@@ -333,6 +333,9 @@ final class RunningDaemon {
         }
         if fresh.journalFileFormat != config.journalFileFormat {
             log.warning("journal-file-format changed; restart outld to switch (new days are still named as before)")
+        }
+        if fresh.pageProperties != config.pageProperties {
+            log.warning("page-properties changed; restart outld to switch (pages are still written as before)")
         }
         for inbox in inboxes where !config.drainedInboxes.contains(inbox) {
             log.info("now draining inbox \(inbox)")

@@ -65,6 +65,7 @@ enum WorkspaceStart {
         var w = WorkspaceOptions(root: config.workspaceRoot)
         w.stateDirectory = config.stateDirectory
         w.journalFileFormat = config.journalFileFormat.flatMap(JournalFileFormat.init(setting:))
+        w.pageProperties = config.pageProperties.flatMap(PageProperties.init(setting:)) ?? .none
         w.log = workspaceLog(log)
         w.onPageFailure = { f, recovered in log.pageFailure(path: f.path, reason: f.reason, recovered: recovered) }
         // A pass never holds the loop (or a --once drain) for more than a slice: what is left is

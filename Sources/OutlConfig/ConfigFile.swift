@@ -14,9 +14,12 @@ struct ConfigFile: Equatable {
     var page: String?
     /// The largest attachment a writer delivers and the drain takes, in bytes (`attachment-limit`).
     var attachmentLimit: Int?
+    /// Which of a capture's record its page shows (`page-properties`): words, checked.
+    var pageProperties: String?
 
     /// Every key the file may hold, and whether it may be given more than once.
-    static let keys: [String: Bool] = ["workspace": false, "inbox": true, "journal-file-format": false, "page": false, "attachment-limit": false]
+    static let keys: [String: Bool] = ["workspace": false, "inbox": true, "journal-file-format": false, "page": false, "attachment-limit": false,
+                                          "page-properties": false]
 
     /// Takes one line's value; `line` interprets it (paths) and words its errors.
     mutating func set(_ key: String, _ value: String, _ line: ConfigLine) throws {
@@ -31,6 +34,13 @@ struct ConfigFile: Equatable {
             }
             journalFileFormat = value
         case "page": page = value
+        case "page-properties":
+            let words = value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," })
+            guard !words.isEmpty, words.allSatisfy({ ["captured-at", "source", "none"].contains($0) }),
+                  !(words.contains("none") && words.count > 1) else {
+                throw line.error("page-properties is captured-at, source, both (captured-at source) or none, not \"\(value)\"")
+            }
+            pageProperties = words.joined(separator: " ")
         case "attachment-limit":
             guard let n = ConfigFile.byteSize(value), n >= 1, n <= ConfigFile.maxAttachmentLimit else {
                 throw line.error("attachment-limit is a size from 1 to 16G: bytes, or a number followed by K, M or G (1024-based), not \"\(value)\"")

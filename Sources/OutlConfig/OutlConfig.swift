@@ -48,6 +48,8 @@ public struct OutlConfig: Equatable, Sendable {
     public var journalFileFormat: String? = nil
     /// outld.conf's `attachment-limit` in bytes, nil when unset (the format's default applies).
     public var attachmentLimit: Int? = nil
+    /// outld.conf's `page-properties` (checked words: `captured-at`, `source`, `none`), nil when unset.
+    public var pageProperties: String? = nil
 
     /// The command line named the workspace: a missing one is a typo, never created.
     public var workspaceIsExplicit: Bool { workspaceOrigin == .commandLine }
@@ -80,7 +82,7 @@ public struct OutlConfig: Equatable, Sendable {
                           writeInbox: flagInboxes.first ?? envInbox ?? workspaceInbox,
                           drainedInboxes: drained, stateDirectory: try r.stateDirectory(),
                           configFile: r.configFileRead, journalFileFormat: try r.configFile()?.journalFileFormat,
-                          attachmentLimit: try r.configFile()?.attachmentLimit)
+                          attachmentLimit: try r.configFile()?.attachmentLimit, pageProperties: try r.configFile()?.pageProperties)
     }
 
     /// Only where a writer writes, reading no more than it needs: an explicit --inbox needs no

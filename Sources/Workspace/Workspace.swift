@@ -48,6 +48,9 @@ public struct WorkspaceOptions {
     /// nil: as the workspace's newest journal file is named, Logseq's when it has none (`outl`,
     /// which reads no outld.conf, so follows what outld writes).
     public var journalFileFormat: JournalFileFormat? = nil
+    /// Which of a capture's record its page shows (outld.conf `page-properties`): by default none,
+    /// so a page holds only what a person typed (and the ids its app hides).
+    public var pageProperties = PageProperties.none
     /// Told when a page becomes failing (its file cannot be read or written; `recovered` false, once
     /// per page and reason) and when it is written again (`recovered` true); default: `log`.
     public var onPageFailure: ((PageFailure, _ recovered: Bool) -> Void)? = nil
@@ -392,10 +395,11 @@ public actor Workspace {
     }
 
     /// The Markdown the op log says `day`'s journal should hold (nil if the day has no page).
-    public func journalMarkdown(_ day: JournalDay) -> String? {
+    /// `details`: with every capture's record (captured-at, source), whatever its page shows.
+    public func journalMarkdown(_ day: JournalDay, details: Bool = false) -> String? {
         let id = BlockID.journalPage(day)
         guard core.model.pages[id]?.known == true else { return nil }
-        return String(decoding: core.render(id), as: UTF8.self)
+        return String(decoding: details ? core.renderWhole(id, showing: .all) : core.render(id), as: UTF8.self)
     }
 
     /// One block of a page in file order (`outl show --json`): flat, with its parent and depth, so
@@ -418,8 +422,8 @@ public actor Workspace {
             ancestors.removeLast(ancestors.count - e.depth)
             let parent = ancestors.last
             ancestors.append(e.id)
-            let b = core.model.blocks.block(at: e.row)
-            return OutlineBlock(id: e.id.description, parent: parent?.description, depth: e.depth, text: b.text, properties: b.props)
+            let (text, props) = core.model.blocks.shownContent(ofRow: e.row, showing: .all)
+            return OutlineBlock(id: e.id.description, parent: parent?.description, depth: e.depth, text: text, properties: props)
         }
     }
 

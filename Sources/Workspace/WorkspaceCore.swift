@@ -27,6 +27,10 @@ final class WorkspaceCore {
     @exclusivity(unchecked) var model: Model
     /// The last renderings of a few pages (PageRenderer).
     var renderCache = PageRenderCache()
+    /// Which of a capture's record its page shows (CaptureRecord).
+    let pageProperties: PageProperties
+    /// A page file left in another form was said this run (OtherForm).
+    var saidOtherForm = false
     /// The largest page file written or read (tests make it small to reach it cheaply).
     var maxPageBytes = PageFiles.maxFileBytes
     /// How much one pass over stale pages may do before it leaves the rest for the next; nil: all.
@@ -74,6 +78,7 @@ final class WorkspaceCore {
         opsDir = Path.join(root, ".outl/ops")
         tmpDir = Path.join(root, ".outl/tmp")
         journalSetting = options.journalFileFormat
+        pageProperties = options.pageProperties
         let stateDir = DeviceState.directory(root: root, stateDirectory: options.stateDirectory)
         log = options.log ?? WorkspaceLog(sink: WorkspaceCore.logToStandardError)
         // The locks first: a second process must never mint an actor or touch an ops file. A
@@ -103,7 +108,7 @@ final class WorkspaceCore {
         locks = taken
         follower.directories = directories
         writer = OpLogWriter(dir: opsDir, actor: actor, appender: options.appender, seen: seen, repair: repair, log: log)
-        pages = PageFiles(stateDir: stateDir, records: ReconcilerRecords(stateDir: stateDir, log: log), log: log)
+        pages = PageFiles(stateDir: stateDir, records: ReconcilerRecords(stateDir: stateDir, log: log), pageProperties: pageProperties, log: log)
         transit = WorkInTransit(root: root, opsDir: opsDir, ownOpFile: OpLogWriter.fileName(actor), settleMs: options.syncSettleMs)
         onPageFailure = options.onPageFailure
         slice = options.pageSlice

@@ -16,7 +16,7 @@ import Workspace
 
 let version = "outl 0.1.0"
 let usage = """
-usage: outl [options] show [--json] [DAY]         print a day's journal from the op log
+usage: outl [options] show [--details|--json] [DAY]  print a day's journal from the op log
        outl [options] check                       check that journals/ and pages/ agree with the op log
        outl [options] daily append [--] TEXT...   append one block to today's journal
        outl [options] daily append -              the same, the text read from standard input
@@ -25,6 +25,7 @@ usage: outl [options] show [--json] [DAY]         print a day's journal from the
        outl help | version                        this text, or the version
 options (before or after the command; after --, words are text):
        --workspace DIR  --state-dir DIR  --json (show, status: one JSON document)  --help  --version
+       --details (show: each capture's captured-at and source too, which its page leaves out)
 DAY is YYYY-MM-DD, today (the default), yesterday or tomorrow, in the local time zone.
 The workspace is --workspace, else $OUTL_WORKSPACE, else `workspace =` in
 ~/.config/outl/outld.conf, else ~/outl. The device-local state is under --state-dir, else
@@ -82,6 +83,8 @@ func open(_ config: OutlConfig, write: Bool, create: Bool = false) -> Workspace 
     if st.st_mode & S_IFMT != S_IFDIR { fail(73, "the workspace \(root) (from \(config.workspaceOrigin.rawValue)) is not a directory") }
     var options = WorkspaceOptions(root: root, readOnly: !write)
     options.stateDirectory = config.stateDirectory
+    // Pages rendered as outld renders them (check compares them; reconcile and daily append write them).
+    options.pageProperties = config.pageProperties.flatMap(PageProperties.init(setting:)) ?? .none
     do {
         return try Workspace(options: options)
     } catch WorkspaceError.locked(let pid) {
@@ -143,7 +146,7 @@ var workspaceFlag: String?
 var stateFlag: String?
 var rest: [String] = []
 var afterDoubleDash = -1  // the index in `rest` where the words after `--` start, -1 when none
-var wantsHelp = false, wantsVersion = false, wantsJSON = false
+var wantsHelp = false, wantsVersion = false, wantsJSON = false, wantsDetails = false
 var i = 0
 while i < args.count {
     let a = args[i]
@@ -154,6 +157,7 @@ while i < args.count {
     case "--help", "-h": wantsHelp = true
     case "--version", "-V": wantsVersion = true
     case "--json": wantsJSON = true
+    case "--details": wantsDetails = true
     case "--workspace", "--state-dir":
         guard i < args.count, !args[i].isEmpty else { usageError("\(a) needs a directory") }
         if a == "--workspace" { workspaceFlag = args[i] } else { stateFlag = args[i] }
@@ -168,6 +172,7 @@ if wantsHelp || rest.first == "help" { say(usage + "\n"); exit(0) }
 if wantsVersion || rest.first == "version" { say(version + "\n"); exit(0) }
 guard let command = rest.first else { usageError("no command") }
 if wantsJSON && command != "status" && command != "show" { usageError("--json goes with show and status only") }
+if wantsDetails && command != "show" { usageError("--details goes with show only") }
 
 let config: OutlConfig
 do {
@@ -199,7 +204,7 @@ case "show":
             })),
         ]).encoded()
         _ = doc.withUnsafeMutableBytes { write(1, $0.baseAddress, $0.count) }
-    } else if let md = await ws.journalMarkdown(day) { say(md) } else {
+    } else if let md = await ws.journalMarkdown(day, details: wantsDetails) { say(md) } else {
         fail(1, "no journal page for \(day.iso)")
     }
 case "check":

@@ -50,3 +50,21 @@ private func resolve(_ conf: String) throws -> OutlConfig {
         }
     }
 }
+
+@Test func page_properties_names_what_a_page_shows_of_a_captures_record_and_nothing_else() throws {
+    #expect(try resolve("workspace = /w\n").pageProperties == nil)
+    for (value, read) in [("captured-at source", "captured-at source"), ("source", "source"), ("none", "none"),
+                          ("source, captured-at", "source captured-at")] {
+        #expect(try resolve("page-properties = \(value)\n").pageProperties == read, "\(value)")
+    }
+    for value in ["sometimes", "captured_at", "none source", "id"] {
+        do {
+            _ = try resolve("page-properties = \(value)\n")
+            Issue.record("accepted page-properties = \(value)")
+        } catch let e as ConfigError {
+            #expect(e.exitStatus == 78)
+            #expect(e.description.hasSuffix("outld.conf:1: page-properties is captured-at, source, both (captured-at source) or none, not \"\(value)\""),
+                    "\(e.description)")
+        }
+    }
+}

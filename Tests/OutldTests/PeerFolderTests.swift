@@ -54,7 +54,7 @@ import TestSupport
     /// A page file a buggy peer delivers cut short (inside a block's text, or inside a property) is
     /// nobody's edit: with no settle time at all, at once and after a restart, nothing in it becomes
     /// an op, and it waits until a whole file comes; a daemon says it too.
-    @Test(arguments: ["- buy oat mi", "source:: "])
+    @Test(arguments: ["- buy oat mi", "id:: "])
     func a_page_file_cut_short_by_a_peer_is_never_an_edit(_ cutAfter: String) throws {
         let h = try OutlHome()
         _ = try h.captureID("buy oat milk and bread")

@@ -24,7 +24,7 @@ extension Workspace {
         let bytes = try Durable.readRegularFile(t.journal(day1), limit: 1 << 20)
         #expect(!bytes.contains { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A || $0 == 0x7F })
         #expect(!String(decoding: bytes, as: UTF8.self).unicodeScalars.contains { (0x80...0x9F).contains($0.value) })
-        #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("- first\n  captured-at:: "))
+        #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("- first\n  id:: "))
     }
 
     @Test func an_op_carrying_controls_is_projected_without_them_and_makes_no_edit_elsewhere() async throws {
@@ -35,7 +35,7 @@ extension Workspace {
         p.pageKind = .journal; p.text = day1.iso
         var b = Op(hlc: p.hlc, kind: .createBlock, id: BlockID.random())
         b.page = page; b.pos = "a0"; b.text = Self.dirty
-        b.props = [Property("source", "line\none\u{0}"), Property("captured-at", "   ")]
+        b.props = [Property("note", "line\none\u{0}"), Property("when", "   ")]
         try await ws.commitAsIs([p, b])
         _ = try await ws.projectDirtyPages()
         #expect(await ws.check().isEmpty)
@@ -43,7 +43,7 @@ extension Workspace {
         let bytes = try Durable.readRegularFile(t.journal("a"), limit: 1 << 20)
         #expect(!bytes.contains { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A || $0 == 0x7F })
         #expect(!String(decoding: bytes, as: UTF8.self).unicodeScalars.contains { (0x80...0x9F).contains($0.value) })
-        #expect(Markdown.parse(bytes).blocks.first?.props == [Property("source", "line one\u{FFFD}"), Property("captured-at", "")])
+        #expect(Markdown.parse(bytes).blocks.first?.props == [Property("note", "line one\u{FFFD}"), Property("when", "")])
         // Device B receives A's page, and later A's ops with a newer edit of the block: the page is a
         // state some op produced (A's projection), not an edit that would undo the newer one.
         try t.syncJournal(from: "a", to: "b")

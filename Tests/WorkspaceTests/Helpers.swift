@@ -12,11 +12,14 @@ final class TestWorkspace {
 
     /// Overrides how long unexplained page content waits for other devices' ops.
     var syncSettleMs: Int64? = nil
+    /// outld.conf's page-properties.
+    var pageProperties = PageProperties.none
 
     func open(device: String = "a") throws -> Workspace {
         var o = WorkspaceOptions(root: root)
         o.stateDirectory = state(device)
         o.log = .silent
+        o.pageProperties = pageProperties
         if let s = syncSettleMs { o.syncSettleMs = s }
         return try Workspace(options: o)
     }

@@ -90,7 +90,15 @@ private func outline(_ page: [UInt8]) -> [(Int, String, String, [Property])] {
     return out
 }
 
-private let capturedProps = [Property("captured-at", stamp), Property("source", "cli")]
+/// What a capture's page shows of its record: nothing (CaptureRecord), whatever the saved page held.
+private let capturedProps: [Property] = []
+
+/// Whether the model still holds every capture's record, as `outl show --details` shows it.
+private func recordsKept(_ ws: Workspace) async -> Bool {
+    let details = await ws.journalMarkdown(day1, details: true) ?? ""
+    return details.components(separatedBy: "captured-at:: \(stamp)").count - 1 == captured.count
+        && details.components(separatedBy: "source:: cli").count - 1 == captured.count
+}
 
 @Suite struct LogseqObsidianRoundTripTests {
     static func checkLogseqEdit(saved: (String, String) throws -> Void) async throws {
@@ -112,6 +120,7 @@ private let capturedProps = [Property("captured-at", stamp), Property("source", 
                                  capturedProps, capturedProps + [Property(":LOGBOOK:", "CLOCK: [2026-12-02 Wed 10:00:00]")],
                                  [], []])
         #expect(await ws.journalBlocks(day1).map(\.text) == got.map(\.2))
+        #expect(await recordsKept(ws))
         #expect(await ws.check().isEmpty)
         // Logseq reads our projection of it as it wrote it: the drawer a drawer, the properties its own.
         let read = LogseqRules.read(page)
@@ -163,6 +172,7 @@ private let capturedProps = [Property("captured-at", stamp), Property("source", 
                                  "check the train times", "```swift\nlet x = 1\n```", "TODO renew passport", "[ ] pack the bags"])
         #expect(got.map(\.3) == [capturedProps, capturedProps, capturedProps, [], capturedProps, capturedProps, []])
         #expect(String(decoding: page, as: UTF8.self).hasPrefix("---\ntags:\n  - daily\n  - outl\n---\n- # Meeting notes\n"))
+        #expect(await recordsKept(ws))
         #expect(await ws.check().isEmpty)
         try await ws.reconcileAll()
         #expect(try await ws.projectDirtyPages().isEmpty)

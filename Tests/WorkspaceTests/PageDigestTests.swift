@@ -147,10 +147,11 @@ import TestSupport
         let a = BlockID(hi: 0x0193_0000_0000_7000, lo: 0x8000_0000_0000_0001)
         let b = BlockID(hi: 0x0193_0000_0000_7000, lo: 0x8000_0000_0000_0002)
         let c = BlockID(hi: 0x0193_0000_0000_7000, lo: 0x8000_0000_0000_0003)
-        op(.createBlock, a) { $0.page = page; $0.pos = "a0"; $0.text = "TODO call mum\nsecond line"; $0.props = [Property("source", "cli")] }
+        op(.createBlock, a) { $0.page = page; $0.pos = "a0"; $0.text = "TODO call mum\nsecond line"
+            $0.props = [Property("captured-at", "2026-12-01T23:58:07.120-05:00"), Property("source", "cli")] }
         op(.createBlock, b) { $0.page = page; $0.parent = a; $0.pos = "a0"; $0.text = "key:: not a property\n- not a block" }
-        op(.createBlock, c) { $0.page = page; $0.pos = "a1"; $0.text = "#tag [[link]] `code`" }
-        #expect(PageRenderer.formatVersion == 1)
+        op(.createBlock, c) { $0.page = page; $0.pos = "a1"; $0.text = "#tag [[link]] `code`"; $0.props = [Property("source", "a book")] }
+        #expect(PageRenderer.formatVersion == 2)
         let text = String(decoding: core.render(page), as: UTF8.self)
         #expect(text == Self.expected, "rendering changed: bump PageRenderer.formatVersion and update this text")
     }
@@ -158,13 +159,13 @@ import TestSupport
     static let expected = """
     title:: a day
     - TODO call mum
-      source:: cli
       id:: 01930000-0000-7000-8000-000000000001
       second line
       - key:\\: not a property
         id:: 01930000-0000-7000-8000-000000000002
         \\- not a block
     - #tag [[link]] `code`
+      source:: a book
       id:: 01930000-0000-7000-8000-000000000003
 
     """

@@ -114,6 +114,9 @@ import TestSupport
         ("a long value", [Property("note", String(repeating: "v", count: 600))]),
         ("many properties", (0..<30).map { Property("key\($0)", "value \($0)") }
             + [Property("captured-at", "2026-12-01T23:58:07.120-05:00")]),
+        // A capture's record in another order than a create writes it, and twice.
+        ("source first", [Property("source", "cli"), Property("captured-at", "2026-12-01T23:58:07.120-05:00")]),
+        ("captured twice", [Property("captured-at", "t1"), Property("captured-at", "t2"), Property("source", "cli")]),
     ]
     for (k, (text, props)) in cases.enumerated() {
         var op = Op(hlc: HLC(wall: 10 + Int64(k), counter: 0, actor: actor), kind: .createBlock, id: BlockID(hi: 100, lo: UInt64(k)))
@@ -128,7 +131,9 @@ import TestSupport
     let same = rendered == whole  // bytes: a String would repair the invalid UTF-8 the test is about
     #expect(same, "rendered\n\(String(decoding: rendered, as: UTF8.self))\nwhole\n\(String(decoding: whole, as: UTF8.self))")
     let text = String(decoding: rendered, as: UTF8.self)
-    #expect(text.contains("- plain capture\n  captured-at:: 2026-12-01T23:58:07.120-05:00\n  source:: cli\n  id:: 00000000-0000-0064-0000-000000000000\n"))
+    // A capture's record is left out (page-properties none); a typed block's own source is its.
+    #expect(text.contains("- plain capture\n  id:: 00000000-0000-0064-0000-000000000000\n"))
+    #expect(text.contains("- café\n  source:: cli\n") && !text.contains("captured-at"))
     #expect(text.contains("bad \u{FFFD}"), "invalid UTF-8 is written repaired, as the slow path reads it")
     #expect(text.contains("  note:: \(String(repeating: "v", count: 600))\n") && text.contains("  key29:: value 29\n"))
 }

@@ -65,7 +65,7 @@ func handEdit(_ path: String, _ old: String, _ new: String) throws {
     let lines = fileText(t.journal(day1)).split(separator: "\n", omittingEmptySubsequences: false)
     let start = lines.firstIndex(of: "- delete me")!
     var kept = lines
-    kept.removeSubrange(start..<(start + 4))
+    kept.removeSubrange(start..<(start + 2))  // its bullet line and its id::
     try writeText(t.journal(day1), kept.joined(separator: "\n"))
     try await ws.reconcile(path: t.journal(day1))
     #expect(await texts(ws) == ["keep me"])
@@ -171,7 +171,9 @@ func deleting_only_a_blocks_bullet_line_deletes_that_block(_ which: String) asyn
     let all = which == "a typed block" ? ["first", "second", "typed here"] : ["first", "second", "last capture"]
     #expect(await texts(ws) == all.filter { $0 != gone }, "\(fileText(page))")
     let after = fileText(page)
-    #expect(after.components(separatedBy: "captured-at::").count - 1 == 2, "a block gained another's properties:\n\(after)")
+    let details = await ws.journalMarkdown(day1, details: true) ?? ""
+    #expect(details.components(separatedBy: "captured-at::").count - 1 == 2, "a block gained another's record:\n\(details)")
+    #expect(!after.contains("captured-at::") && !after.contains("source::"), "\(after)")
     #expect(after.components(separatedBy: "id::").count - 1 == 2, "\(after)")
     #expect(!after.contains(gone), "\(after)")
     // No op holds a key twice.

@@ -204,7 +204,7 @@ func opCount(_ root: String) -> Int {
                 || now == ["alpha, edited", "typed by hand", "beta", "saved from a stale buffer", "gamma"],
                 "saved \(how):\n\(fileText(page))")
         // gamma keeps its capture time and source.
-        let shown = fileText(page)
+        let shown = await ws.journalMarkdown(day1, details: true) ?? ""
         let gamma = shown.components(separatedBy: "- gamma\n").dropFirst().first ?? ""
         #expect(gamma.hasPrefix("  captured-at:: ") && gamma.contains("  source:: cli"), "saved \(how):\n\(shown)")
         #expect(await ws.check().isEmpty)

@@ -18,11 +18,21 @@ final class TwoDevices {
     /// How long other devices' op files must be quiet before unexplained page content is taken
     /// as an edit: 0 (at once) unless a test is about that wait.
     var syncSettleMs: Int64 = 0
+    /// Each device's outld.conf page-properties (none unless set).
+    var pageProperties: [String: PageProperties] = [:]
+    /// What the devices' workspaces said (warnings and notes), in order, each line after its device.
+    final class Said: @unchecked Sendable {
+        private(set) var lines: [String] = []
+        func add(_ s: String) { lines.append(s) }
+    }
+    let said = Said()
 
     func open(_ d: String) throws -> Workspace {
         var o = WorkspaceOptions(root: root(d))
         o.stateDirectory = dir.sub("state-\(d)")
-        o.log = .silent
+        let said = said
+        o.log = WorkspaceLog(sink: { _, message, _ in said.add("\(d): \(message)") })
+        o.pageProperties = pageProperties[d] ?? .none
         o.syncSettleMs = syncSettleMs
         return try Workspace(options: o)
     }
@@ -132,7 +142,7 @@ func capturedApart(_ t: TwoDevices) async throws {
     let lines = fileText(t.journal("a")).split(separator: "\n", omittingEmptySubsequences: false)
     let start = lines.firstIndex(of: "- second")!
     var kept = lines
-    kept.removeSubrange(start..<(start + 4))
+    kept.removeSubrange(start..<(start + 2))  // its bullet line and its id::
     try writeText(t.journal("a"), kept.joined(separator: "\n"))
     try await t.session("a") { ws in try await ws.reconcile(path: t.journal("a")) }
     #expect(try await t.texts("a") == ["first, corrected", "third"])
@@ -185,7 +195,7 @@ func capturedApart(_ t: TwoDevices) async throws {
     let lines = fileText(t.journal("a")).split(separator: "\n", omittingEmptySubsequences: false)
     let start = lines.firstIndex(of: "- one")!
     var kept = lines
-    kept.removeSubrange(start..<(start + 4))
+    kept.removeSubrange(start..<(start + 2))  // its bullet line and its id::
     try writeText(t.journal("a"), kept.joined(separator: "\n") + "- typed on the laptop\n")
     try t.syncJournal(from: "a", to: "b")
     try await t.session("b") { ws in try await ws.reconcile(path: t.journal("b")) }

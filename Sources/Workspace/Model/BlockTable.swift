@@ -423,10 +423,13 @@ public struct BlockTable: Sendable {
     }
 
     /// Row `r`'s text and properties alone (what a render needs), the list made at its size.
-    func content(ofRow r: Int) -> (text: String, props: [Property]) {
+    func content(ofRow r: Int) -> (text: String, props: [Property]) { content(at: rows[r].content) }
+
+    /// The text and properties stored at `offset` (a row's content, or its winning create's).
+    func content(at offset: UInt64) -> (text: String, props: [Property]) {
         var text = "", props: [Property] = []
         arena.withUnsafeBufferPointer { a in
-            var i = Int(rows[r].content)
+            var i = Int(offset)
             let n = BlockTable.readVarint(a, &i)
             text = String(decoding: UnsafeBufferPointer(rebasing: a[i..<(i + n)]), as: UTF8.self)
             i += n
@@ -474,6 +477,9 @@ struct BlockEdits: Sendable {
     var delete: HLC? = nil
     /// The newest update's base (Op.base): the text its editor saw.
     var updateBase: HLC? = nil
+    /// Once an update replaced the row's content: where the winning create's is (the arena is
+    /// append-only), for its capture record (CaptureRecord).
+    var createContent: UInt64? = nil
     /// The greatest pos of a top-level move, raised into the maxTopPos of a page the block is created on later.
     var topMovePos: String? = nil
     /// Pages of the block's other creates (a capture drained on two devices in two time zones): the block is

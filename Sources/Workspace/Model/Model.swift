@@ -258,6 +258,7 @@ public struct Model: Sendable {
                                                      base: e.updateBase))
             }
             let wasDeleted = e.deleted
+            if e.update == nil { e.createContent = blocks.rows[r].content }
             e.update = op.hlc
             e.updateBase = op.base
             blocks.rows[r].content = op.storeContent(in: &blocks)
@@ -322,6 +323,10 @@ public struct Model: Sendable {
             }
             if e?.update == nil {
                 blocks.rows[r].content = op.storeContent(in: &blocks)
+                blocks.appendStamp(op.hlc)
+            } else {
+                // An update's content stays; the winning create's is kept for its capture record.
+                e?.createContent = op.storeContent(in: &blocks)
                 blocks.appendStamp(op.hlc)
             }
             e?.create = op.hlc

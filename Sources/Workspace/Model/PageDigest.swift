@@ -1,10 +1,10 @@
 // PageDigest: a 64-bit digest of everything a page's file is rendered from (its name, kind and
-// preamble; each of its blocks' id, parent, position, text, properties, deletion and move stamp),
-// so a start can tell a page the model still renders as last projected without rendering it.
-// Invariants: a function of the model's state alone, never of the order ops arrived in (rows are
-// summed, property keys hashed by name, not by their interned number); any change a rendering can
-// show changes it (but for a 64-bit collision), and it is recorded only beside bytes the renderer
-// of the same `PageRenderer.formatVersion` made.
+// preamble; each of its blocks' id, parent, position, text, properties, deletion and move stamp, and
+// an updated capture's record), so a start can tell a page the model still renders as last projected
+// without rendering it. Invariants: a function of the model's state alone, never of the order ops
+// arrived in (rows are summed, property keys hashed by name, not by their interned number); any
+// change a rendering can show changes it (but for a 64-bit collision), and it is recorded only beside
+// bytes the renderer of the same `PageRenderer.formatVersion` and `PageProperties` made.
 
 /// A streaming 64-bit hash of words and bytes (a multiply-xorshift per word, murmur3's finalizer at
 /// the end): fast over the arena's bytes, and never stored beyond this device's state directory.
@@ -96,8 +96,14 @@ extension Model {
                             h.add(UInt64(BlockTable.readVarint(a, &i)))
                         }
                     }
-                    // The newest move breaks a cycle of parents (PageArrangement).
-                    if let m = blocks.edits[Int(r)]?.move { h.add(UInt64(bitPattern: m.wall)); h.add(UInt64(m.counter)); h.add(m.actor) }
+                    if let e = blocks.edits[Int(r)] {
+                        // The newest move breaks a cycle of parents (PageArrangement).
+                        if let m = e.move { h.add(UInt64(bitPattern: m.wall)); h.add(UInt64(m.counter)); h.add(m.actor) }
+                        // An updated capture's record decides which of its properties show (CaptureRecord).
+                        if e.update != nil {
+                            for p in blocks.record(ofRow: Int(r)) { h.add(p.key); h.add(p.value) }
+                        }
+                    }
                     sum &+= h.finished
                 }
             }

@@ -10,8 +10,8 @@ struct CaptureOp {
     /// Where its pos, its text (`Markdown.captureSource`), captured-at and source lie in the batch's bytes.
     let pos: Range<Int>, text: Range<Int>, capturedAt: Range<Int>, source: Range<Int>
 
-    static let capturedAtKey: StaticString = "captured-at"
-    static let sourceKey: StaticString = "source"
+    static let capturedAtKey = CaptureRecord.capturedAtKey
+    static let sourceKey = CaptureRecord.sourceKey
 
     @inline(__always) static func bytes(_ s: StaticString) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount)

@@ -121,9 +121,9 @@ final class PageFiles {
     private let failingRecord: String
     private var failingWritten: [PageFailure] = []
 
-    init(stateDir: String, records: ReconcilerRecords, log: WorkspaceLog = .silent) {
+    init(stateDir: String, records: ReconcilerRecords, pageProperties: PageProperties = .none, log: WorkspaceLog = .silent) {
         self.records = records
-        index = PageIndex(stateDir: stateDir, log: log)
+        index = PageIndex(stateDir: stateDir, pageProperties: pageProperties, log: log)
         failingRecord = Path.join(stateDir, "failing-pages")
         adoptedRecord = Path.join(stateDir, "adopted-ops")
         if let bytes = try? Durable.readRegularFile(adoptedRecord, limit: 64 << 20) {

@@ -22,8 +22,8 @@ struct PageIndexEntry: Equatable {
 }
 
 final class PageIndex {
-    /// Bumped when what an entry means changes; a record of another version (or renderer version)
-    /// is read as empty, so every page is read once and recorded again. 2: a packed capture time
+    /// Bumped when what an entry means changes; a record of another version (or renderer version,
+    /// or page-properties setting) is read as empty, so every page is read once and recorded again. 2: a packed capture time
     /// (CompactTimestamp) is digested as packed.
     static let version = 2
     let path: String
@@ -38,9 +38,10 @@ final class PageIndex {
     private var warned = false
     let log: WorkspaceLog
 
-    init(stateDir: String, log: WorkspaceLog) {
+    init(stateDir: String, pageProperties: PageProperties = .none, log: WorkspaceLog) {
         path = Path.join(stateDir, "page-index")
-        header = "outl-page-index \(PageIndex.version) renderer \(PageRenderer.formatVersion)\n"
+        // The setting is part of what a page renders to: changed, every page is read once.
+        header = "outl-page-index \(PageIndex.version) renderer \(PageRenderer.formatVersion) page-properties \(pageProperties.description.split(separator: " ").joined(separator: ","))\n"
         self.log = log
         load()
     }

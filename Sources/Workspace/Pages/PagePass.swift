@@ -177,6 +177,12 @@ extension WorkspaceCore {
         var stamp = file?.stamp
         var wrote = false
         let unchanged = sameBytes(file?.bytes, bytes)
+        if !unchanged, let file, isInOtherForm(file, of: id, rendered: bytes) {
+            // Not recorded as a projection nor in the page index: the file is not this device's bytes.
+            leftInOtherForm(loc.rel, page: id)
+            pages.clean(id)
+            return nil
+        }
         if !unchanged, !(file == nil && bytes.isEmpty) {
             // Over the file read, still as read, or where there was none: never over a file nobody
             // read (a sync tool's delivery in the gap between this read and the rename).

@@ -1,15 +1,19 @@
 // PageRenderer: a page's Markdown from the model, reusing the lines of every block unchanged since the
-// page's last rendering. Invariant: the bytes equal Markdown.render of the page's MDPage, less the
-// blocks held back when that would pass the page-file limit (`heldWithin`) (tested by
-// PageRendererTests against random edits, moves and re-indents), because a block's lines depend on its
-// id, text, properties and depth alone, and (content offset, depth) names those exactly: the model's
-// arena is append-only (an update stores its content at a new offset) and the model is never replaced.
+// page's last rendering. Invariant: the bytes equal Markdown.render of the page's MDPage (each block
+// with the properties its page shows: CaptureRecord), less the blocks held back when that would pass
+// the page-file limit (`heldWithin`) (tested by PageRendererTests against random edits, moves and
+// re-indents), because a block's lines depend on its id, text, shown properties and depth alone, and
+// (content offset, create's content offset, depth) names those exactly for one `PageProperties`: the
+// model's arena is append-only (an update stores its content at a new offset) and the model is never
+// replaced.
 
 /// The last renderings of a few pages, each with where every block's lines are in it.
 struct PageRenderCache {
     struct Entry {
         var id: BlockID
         var content: UInt64
+        /// Where the winning create's content is (its capture record): `content` until an update.
+        var record: UInt64
         var depth: Int
         var range: Range<Int>
     }
@@ -55,23 +59,39 @@ struct PageRenderCache {
         renderings = [:]; order = []; bytes = 0
     }
 
-    /// Per key id (1-based; 0 unused), whether `renderStored` may write the key as it is: plain
-    /// (`Markdown.isPlainKey`) and ASCII. Each key is judged once, when a rendering first meets the
-    /// table holding it: keys are only ever added (a peer that sends 100,000 distinct keys must not
-    /// make every page's rendering judge them all).
-    private var plainKeys: [Bool] = [false]
+    /// Per key id (1-based; 0 unused), how `renderStored` may write the key (`StoredKey`). Each key
+    /// is judged once, when a rendering first meets the table holding it: keys are only ever added
+    /// (a peer that sends 100,000 distinct keys must not make every page's rendering judge them all).
+    private var keyKinds: [StoredKey] = [.other]
+    private var kindsShowing = PageProperties.none
 
-    mutating func plainKeys(of keys: KeyTable) -> [Bool] {
-        if plainKeys.count > keys.starts.count { plainKeys = [false] }  // another table: judged anew
-        if plainKeys.count < keys.starts.count {
+    mutating func keyKinds(of keys: KeyTable, showing: PageProperties) -> [StoredKey] {
+        // Another table, or another setting: judged anew.
+        if keyKinds.count > keys.starts.count || kindsShowing != showing { keyKinds = [.other]; kindsShowing = showing }
+        if keyKinds.count < keys.starts.count {
             keys.flat.withUnsafeBufferPointer { flat in
-                for k in plainKeys.count..<keys.starts.count {
+                for k in keyKinds.count..<keys.starts.count {
                     let key = UnsafeBufferPointer(rebasing: flat[keys.starts[k - 1]..<keys.starts[k]])
-                    plainKeys.append(Markdown.isPlainKey(key) && !key.contains(where: { $0 >= 0x80 }))
+                    keyKinds.append(StoredKey(key, showing: showing))
                 }
             }
         }
-        return plainKeys
+        return keyKinds
+    }
+}
+
+/// How `BlockTable.renderStored` writes a property's key: as it is (`plain`: `Markdown.isPlainKey`
+/// and ASCII), by Markdown.render alone (`other`), or as a capture's record, written only when the
+/// page shows it (CaptureRecord.shown): a capture's create holds `captured-at`, then `source`.
+enum StoredKey: Equatable {
+    case other, plain
+    case capturedAt(shown: Bool)
+    case source(shown: Bool)
+
+    init(_ key: UnsafeBufferPointer<UInt8>, showing: PageProperties) {
+        if key.elementsEqual(CaptureRecord.capturedAt.utf8) { self = .capturedAt(shown: showing.capturedAt); return }
+        if key.elementsEqual(CaptureRecord.source.utf8) { self = .source(shown: showing.source); return }
+        self = Markdown.isPlainKey(key) && !key.contains(where: { $0 >= 0x80 }) ? .plain : .other
     }
 }
 
@@ -95,7 +115,8 @@ enum PageRenderer {
     /// What a page's bytes are for a given model, as a number: bumped with any change to how a page
     /// is rendered (Markdown.render, its escapes, the held-back choice), so a start reads again every
     /// page file the older renderer wrote (PageIndex). PageRendererTests pins a rendering to it.
-    static let formatVersion = 1
+    /// 2: a capture's record (captured-at, source) is left out unless page-properties names it.
+    static let formatVersion = 2
 
     /// The page within `limit` bytes: blocks are held back (each with its descendants, whose depth
     /// only their parent gives them) largest own lines first, ties by id, until the rest fits. The
@@ -164,7 +185,8 @@ extension WorkspaceCore {
         let preambleEnd = out.count
         // The table and the old rendering are read through locals: the loop touches them per block.
         let blocks = model.blocks
-        let plainKeys = renderCache.plainKeys(of: blocks.keys)
+        let showing = pageProperties
+        let keyKinds = renderCache.keyKinds(of: blocks.keys, showing: showing)
         let oldEntries = old?.entries ?? [], oldBytes = old?.bytes ?? []
         var entries: [PageRenderCache.Entry] = []
         entries.reserveCapacity(outline.count)
@@ -183,6 +205,8 @@ extension WorkspaceCore {
         var end = out.count  // where `out` ends once the run is copied
         for (id, row, depth) in outline {
             let content = blocks.rows[row].content
+            let edits = blocks.edits.isEmpty ? nil : blocks.edits[row]
+            let record = edits?.createContent ?? content
             var hit: Range<Int>? = nil
             if !oldEntries.isEmpty {
                 var k: Int? = nil
@@ -200,7 +224,7 @@ extension WorkspaceCore {
                 if let k {
                     next = k + 1
                     let e = oldEntries[k]
-                    if e.content == content && e.depth == depth { hit = e.range }
+                    if e.content == content && e.record == record && e.depth == depth { hit = e.range }
                 }
             }
             let start = end
@@ -210,13 +234,14 @@ extension WorkspaceCore {
                 end += hit.count
             } else {
                 flush()
-                if !blocks.renderStored(row: row, id: id, depth: depth, plainKeys: plainKeys, into: &out) {
-                    let (text, props) = blocks.content(ofRow: row)
+                // An updated row's record is its create's, not its content: Markdown.render then.
+                if edits?.update != nil || !blocks.renderStored(row: row, id: id, depth: depth, keyKinds: keyKinds, into: &out) {
+                    let (text, props) = blocks.shownContent(ofRow: row, showing: showing)
                     Markdown.render(MDBlock(id: id, text: text, props: props), depth: depth, &out)
                 }
                 end = out.count
             }
-            entries.append(PageRenderCache.Entry(id: id, content: content, depth: depth, range: start..<end))
+            entries.append(PageRenderCache.Entry(id: id, content: content, record: record, depth: depth, range: start..<end))
         }
         flush()
         if out.count > maxPageBytes {
@@ -229,10 +254,10 @@ extension WorkspaceCore {
 
     /// The page rendered from scratch, as Markdown.render writes its MDPage: what `render` must equal.
     /// Every block goes through Markdown.render here, none through `BlockTable.renderStored`.
-    func renderWhole(_ pageID: BlockID) -> [UInt8] {
+    func renderWhole(_ pageID: BlockID, showing: PageProperties? = nil) -> [UInt8] {
         func md(_ n: TreeNode) -> MDBlock {
-            let b = model.blocks[n.id]!
-            return MDBlock(id: n.id, text: b.text, props: b.props, children: n.children.map(md))
+            let (text, props) = model.blocks.shownContent(ofRow: model.blocks.find(n.id)!, showing: showing ?? pageProperties)
+            return MDBlock(id: n.id, text: text, props: props, children: n.children.map(md))
         }
         let page = model.pages[pageID]
         return Markdown.render(MDPage(preamble: page?.preamble ?? "", blocks: model.tree(of: pageID).map(md)))
@@ -241,15 +266,16 @@ extension WorkspaceCore {
 
 extension BlockTable {
     /// Row `r`'s lines straight from the arena, with no String made, when Markdown.render writes its
-    /// text and properties as they are stored: an ASCII text `isPlain`, keys `isPlainKey`, values
+    /// text and shown properties as they are stored: an ASCII text `isPlain`, keys `isPlainKey`, values
     /// with nothing to normalize (nearly every capture). Writes the bytes Markdown.render writes for
     /// the block and returns true; for any other block writes nothing and returns false. ASCII only:
     /// the slow path reads stored bytes as Strings, which repair invalid UTF-8 a peer's op can hold.
-    func renderStored(row r: Int, id: BlockID, depth: Int, plainKeys: [Bool], into out: inout [UInt8]) -> Bool {
+    /// Only for a row no update has changed: its content is its create's, so its record.
+    func renderStored(row r: Int, id: BlockID, depth: Int, keyKinds: [StoredKey], into out: inout [UInt8]) -> Bool {
         arena.withUnsafeBufferPointer { a -> Bool in
             keys.flat.withUnsafeBufferPointer { flat -> Bool in
                 keys.starts.withUnsafeBufferPointer { st -> Bool in
-                    plainKeys.withUnsafeBufferPointer { plain -> Bool in
+                    keyKinds.withUnsafeBufferPointer { plain -> Bool in
                         BlockTable.renderStored(a, flat, st, plain, content: Int(rows[r].content), id: id, depth: depth, into: &out)
                     }
                 }
@@ -264,7 +290,7 @@ extension BlockTable {
     /// CompactTimestamp.maxBytes).
     @inline(__always)
     private static func renderStored(_ a: UnsafeBufferPointer<UInt8>, _ flat: UnsafeBufferPointer<UInt8>, _ st: UnsafeBufferPointer<Int>,
-                                     _ plainKeys: UnsafeBufferPointer<Bool>, content: Int, id: BlockID, depth: Int,
+                                     _ keyKinds: UnsafeBufferPointer<StoredKey>, content: Int, id: BlockID, depth: Int,
                                      into out: inout [UInt8]) -> Bool {
         var i = content
         let n = readVarint(a, &i)
@@ -278,7 +304,7 @@ extension BlockTable {
         }
         i += n
         let small = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) {
-            write($0, text: text, props: i, a, flat, st, plainKeys, id: id, depth: depth, into: &out)
+            write($0, text: text, props: i, a, flat, st, keyKinds, id: id, depth: depth, into: &out)
         }
         if small != .noRoom { return small == .written }
         var room = 2 * depth + 3 + n + 2 * (depth + 1) + 5 + 36 + 1
@@ -297,7 +323,7 @@ extension BlockTable {
             room += 2 * (depth + 1) + st[k >> 1] - st[(k >> 1) - 1] + 4 + value
         }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: room) {
-            write($0, text: text, props: i, a, flat, st, plainKeys, id: id, depth: depth, into: &out)
+            write($0, text: text, props: i, a, flat, st, keyKinds, id: id, depth: depth, into: &out)
         } == .written
     }
 
@@ -308,7 +334,7 @@ extension BlockTable {
     @inline(__always)
     private static func write(_ room: UnsafeMutableBufferPointer<UInt8>, text: UnsafeBufferPointer<UInt8>, props: Int,
                               _ a: UnsafeBufferPointer<UInt8>, _ flat: UnsafeBufferPointer<UInt8>, _ st: UnsafeBufferPointer<Int>,
-                              _ plainKeys: UnsafeBufferPointer<Bool>, id: BlockID, depth: Int, into out: inout [UInt8]) -> Stored {
+                              _ keyKinds: UnsafeBufferPointer<StoredKey>, id: BlockID, depth: Int, into out: inout [UInt8]) -> Stored {
         var w = ByteWriter(room)
         guard 2 * depth + 3 + text.count <= room.count else { return .noRoom }
         w.spaces(2 * depth)
@@ -316,12 +342,29 @@ extension BlockTable {
         w.bytes(text)
         w.byte(LF)
         var i = props
+        // Whether the row is a capture (its captured-at came first), and whether a source came
+        // before it (then the slow path, whose record is every record key, decides).
+        var capture = false, sourceFirst = false
         while true {
-            // A key's plainness is known per key (`plainKeys`); a packed time unpacks to digits
+            // A key's kind is known per key (`keyKinds`); a packed time unpacks to digits
             // and ASCII punctuation, which never need normalizing.
             let k = readVarint(a, &i)
             if k == 0 { break }
-            guard plainKeys[k >> 1] else { return .declined }
+            var shown = true
+            switch keyKinds[k >> 1] {
+            case .other: return .declined
+            case .plain: break
+            case .capturedAt(let s):
+                if capture || sourceFirst { return .declined }
+                capture = true
+                shown = s
+            case .source(let s):
+                if capture { shown = s } else { sourceFirst = true }
+            }
+            if !shown {
+                if k & 1 == 0 { i += readVarint(a, &i) } else { _ = readVarint(a, &i); _ = readVarint(a, &i) }
+                continue
+            }
             let key = UnsafeBufferPointer(rebasing: flat[st[(k >> 1) - 1]..<st[k >> 1]])
             let line = 2 * (depth + 1) + key.count + 3 + 1
             if k & 1 == 0 {

@@ -136,14 +136,43 @@ enum Reconciler {
         return matched
     }
 
+    /// A block as read, with the properties the block holds: a capture's record (CaptureRecord) its
+    /// page leaves out is its recorded value, never removed, so a page without it is no edit.
+    static func fillRecord(_ b: inout MDBlock, model: Model) {
+        guard let id = b.id, let r = model.blocks.find(id) else { return }
+        let record = model.blocks.record(ofRow: r)
+        if !record.isEmpty { b.props = CaptureRecord.filled(b.props, record: record) }
+    }
+
+    /// The page with every block filled so (`fillRecord`): the projections a file is compared with
+    /// are read as the file is.
+    static func withRecords(_ page: MDPage, model: Model) -> MDPage {
+        mapBlocks(page) { fillRecord(&$0, model: model) }
+    }
+
+    /// The page with `change` made to each block (not its children). Iterative: any depth of
+    /// nesting, on any thread's stack.
+    static func mapBlocks(_ page: MDPage, _ change: (inout MDBlock) -> Void) -> MDPage {
+        let o = Outline(page.blocks)
+        var built = [MDBlock?](repeating: nil, count: o.blocks.count)
+        for i in o.blocks.indices.reversed() {  // children come after their parent
+            var b = o.blocks[i]
+            change(&b)
+            b.children = o.kids[i].map { k in defer { built[k] = nil }; return built[k]! }
+            built[i] = b
+        }
+        var out = page
+        out.blocks = o.top.map { built[$0]! }
+        return out
+    }
+
     /// Whether a block may have stood in this device's file without its id: one a person typed there,
     /// whose create this `device` made from the file. A capture comes to its page with its id (and its
     /// capture time) from its first projection on, and so does a block another device made (its ops
     /// bring it), so a buffer that holds such a block without an id never showed it: an id-less line
     /// there is the person's own.
     static func typedInAFile(_ b: Block, id: BlockID, model: Model, device: BlockID) -> Bool {
-        guard !b.props.contains(where: { $0.key == "\(CaptureOp.capturedAtKey)" }),
-              let r = model.blocks.find(id) else { return false }
+        guard let r = model.blocks.find(id), !model.blocks.isCapture(row: r) else { return false }
         return model.blocks.createStamp(ofRow: r).actor == device
     }
 
@@ -263,6 +292,16 @@ enum Reconciler {
         var editedHere = false
         if case .editedHere = provenance { editedHere = true }
         let matched = identify(&outline, page: page, model: model, device: device, byGap: editedHere, mint: mint)
+        for i in outline.blocks.indices { fillRecord(&outline.blocks[i], model: model) }
+        var provenance = provenance
+        switch provenance {
+        case .editedHere(let bases, let presence):
+            provenance = .editedHere(bases: bases.map { withRecords($0, model: model) }, presence: presence)
+        case .otherProducer(let history, let shown):
+            provenance = .otherProducer(history, shown: { shown().map { withRecords($0, model: model) } })
+        case .nothingKnown:
+            break
+        }
         var flat: [BlockID: Flat] = [:]
         for (i, b) in outline.blocks.enumerated() {
             let p = outline.parent[i]
