@@ -119,11 +119,13 @@ import Workspace
         let ws = try f.open()
         let obs = RecordingObserver()
         _ = await f.drain(ws, observer: obs)
+        // Its record stays in the model (outl show --details), off its page.
+        let details = await ws.journalMarkdown(JournalDay(year: 2026, month: 12, day: 2)!, details: true) ?? ""
         await ws.close()
         let page = f.journal("2026-12-02")
-        #expect(page.contains("line one"))
-        #expect(page.contains("2026-12-02T08:00:00+01:00"))
-        #expect(page.contains("hotkey"))
+        #expect(page.contains("line one") && page.components(separatedBy: "\n- ").count == 1, "\(page)")
+        #expect(!page.contains("2026-12-02T08:00:00+01:00") && !page.contains("hotkey"), "\(page)")
+        #expect(details.contains("  captured-at:: 2026-12-02T08:00:00+01:00\n  source:: hotkey\n"), "\(details)")
         #expect(obs.drainedCaptures.map(\.blockID) == [id.uuidString])
         #expect(obs.drainedCaptures.first?.source == "hotkey")
         #expect(obs.drainedCaptures.first?.day == "2026-12-02")

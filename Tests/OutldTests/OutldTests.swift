@@ -170,7 +170,7 @@ import TestSupport
         let d = try h.start()
         #expect(eventually { d.log.contains("ready") }, "\(d.log)")
         d.signal(SIGHUP)
-        #expect(eventually { d.log.contains("rescanning: SIGHUP from pid \(getpid()): outld.conf read again (journal-file-format and the workspace take a restart)") },
+        #expect(eventually { d.log.contains("rescanning: SIGHUP from pid \(getpid()): outld.conf read again (journal-file-format, page-properties and the workspace take a restart)") },
                 "\(d.log)")
         #expect(d.stop() == 0)
     }
